@@ -1,0 +1,260 @@
+"""Source-traced assertions: ``labkit.check``.
+
+A claim is a sentence of the course, the value a cell observed, the value the sentence
+predicts, and the sources that say why.  ``check`` shows the claim compactly and raises
+:class:`ClaimFailed` (an ``AssertionError``) when it does not hold, so nbval fails the
+notebook.  With ``LABKIT_CLAIMS=path`` every executed claim is appended to that file as
+one JSON object per line.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .formatting import fmt
+from .sources import Source
+
+__all__ = ["Claim", "ClaimFailed", "above", "below", "between", "check"]
+
+
+class ClaimFailed(AssertionError):
+    """A course claim did not hold on the running MuJoCo."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """An expected value that is a range rather than a number (see :func:`below`)."""
+
+    low: float | None
+    high: float | None
+    inclusive: bool = True
+
+    def holds(self, observed: Any) -> bool:
+        values = np.asarray(observed, dtype=float)
+        ok = np.ones(values.shape, dtype=bool)
+        if self.low is not None:
+            ok &= values >= self.low if self.inclusive else values > self.low
+        if self.high is not None:
+            ok &= values <= self.high if self.inclusive else values < self.high
+        return bool(np.all(ok))
+
+    def __str__(self) -> str:
+        lt = "≤" if self.inclusive else "<"
+        if self.low is None:
+            return f"{lt} {fmt(self.high)}"
+        if self.high is None:
+            return f"{'≥' if self.inclusive else '>'} {fmt(self.low)}"
+        return f"{fmt(self.low)} {lt} x {lt} {fmt(self.high)}"
+
+
+def below(high: float, *, strict: bool = False) -> Bound:
+    """Expect every observed value to be ≤ ``high`` (``< high`` if ``strict``)."""
+    return Bound(None, high, not strict)
+
+
+def above(low: float, *, strict: bool = False) -> Bound:
+    """Expect every observed value to be ≥ ``low`` (``> low`` if ``strict``)."""
+    return Bound(low, None, not strict)
+
+
+def between(low: float, high: float) -> Bound:
+    """Expect every observed value to lie in the closed interval [``low``, ``high``]."""
+    return Bound(low, high, True)
+
+
+@dataclass
+class Claim:
+    """The result of one :func:`check`.
+
+    statement: the claim in words; observed/expected: the values compared;
+    tol/rtol: absolute/relative tolerance (None for exact comparison);
+    passed: whether it held; sources: the citations; why: the mismatch, if any.
+    """
+
+    statement: str
+    observed: Any
+    expected: Any
+    tol: float | None
+    rtol: float | None
+    passed: bool
+    sources: tuple[Source, ...]
+    why: str = ""
+    _shown: bool = field(default=False, repr=False, compare=False)
+
+    # -- text -----------------------------------------------------------------
+    def _comparison(self) -> str:
+        if isinstance(self.expected, Bound):
+            return f"observed {fmt(self.observed)}, expected {self.expected}"
+        text = f"observed {fmt(self.observed)}, expected {fmt(self.expected)}"
+        if self.tol is not None and self.rtol is not None:
+            text += f" (±{fmt(self.tol)} or ±{fmt(self.rtol * 100)}%)"
+        elif self.tol is not None:
+            text += f" (±{fmt(self.tol)})"
+        elif self.rtol is not None:
+            text += f" (±{fmt(self.rtol * 100)}%)"
+        return text
+
+    def text(self) -> str:
+        mark = "✔" if self.passed else "✘ FAILED"
+        lines = [f"{mark} {self.statement}", f"    {self._comparison()}"]
+        if self.why:
+            lines.append(f"    {self.why}")
+        if self.sources:
+            lines.append("    sources: " + " · ".join(s.label for s in self.sources))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        color = "#2e7d32" if self.passed else "#c62828"
+        mark = "✔" if self.passed else "✘ FAILED"
+        links = " · ".join(
+            f'<a href="{html.escape(s.url)}" target="_blank">{html.escape(s.label)}</a>'
+            if s.url else html.escape(s.label)
+            for s in self.sources
+        )
+        why = f"<div>{html.escape(self.why)}</div>" if self.why else ""
+        return (
+            f'<div style="border-left:4px solid {color};padding:2px 8px;margin:4px 0;'
+            f'font-family:sans-serif;font-size:90%">'
+            f'<b style="color:{color}">{mark}</b> {html.escape(self.statement)}'
+            f'<div style="font-family:monospace">{html.escape(self._comparison())}</div>{why}'
+            f'<div style="color:#555">sources: {links}</div></div>'
+        )
+
+    def _ipython_display_(self) -> None:
+        # check() already displayed this claim; showing it again as a cell's value
+        # would print it twice.
+        if not self._shown:
+            _display(self)
+
+    def record(self) -> dict[str, Any]:
+        """The claim as a JSON-serialisable dict (the claims-log format)."""
+        import mujoco
+
+        from . import __version__
+
+        return {
+            "notebook": os.environ.get("LABKIT_NOTEBOOK") or os.environ.get("JPY_SESSION_NAME", ""),
+            "statement": self.statement,
+            "observed": _jsonable(self.observed),
+            "expected": str(self.expected) if isinstance(self.expected, Bound)
+            else _jsonable(self.expected),
+            "tol": self.tol,
+            "rtol": self.rtol,
+            "passed": self.passed,
+            "why": self.why,
+            "sources": [{"kind": s.kind, "label": s.label, "url": s.url} for s in self.sources],
+            "mujoco": mujoco.__version__,
+            "labkit": __version__,
+            "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    return repr(value)
+
+
+def _in_ipython() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None
+
+
+def _display(claim: Claim) -> None:
+    claim._shown = True
+    if _in_ipython():
+        from IPython.display import display
+
+        display({"text/plain": claim.text(), "text/html": claim._repr_html_()}, raw=True)
+    else:
+        print(claim.text())
+
+
+def _compare(observed: Any, expected: Any, tol: float | None, rtol: float | None) -> str:
+    """Return "" when observed matches expected, else a sentence saying how it does not."""
+    if isinstance(expected, Bound):
+        return "" if expected.holds(observed) else f"{fmt(observed)} is not {expected}"
+    if tol is None and rtol is None:
+        if isinstance(expected, np.ndarray) or isinstance(observed, np.ndarray):
+            obs, exp = np.asarray(observed), np.asarray(expected)
+            if obs.shape != exp.shape:
+                return f"shape {obs.shape} differs from expected shape {exp.shape}"
+            return "" if np.array_equal(obs, exp) else "values differ (exact comparison)"
+        return "" if observed == expected else "values differ (exact comparison)"
+    obs = np.asarray(observed, dtype=float)
+    exp = np.asarray(expected, dtype=float)
+    if obs.shape != exp.shape and exp.shape != ():
+        return f"shape {obs.shape} differs from expected shape {exp.shape}"
+    allowed = np.zeros(np.broadcast(obs, exp).shape)
+    if tol is not None:
+        allowed = np.maximum(allowed, tol)
+    if rtol is not None:
+        allowed = np.maximum(allowed, rtol * np.abs(exp))
+    error = np.abs(obs - exp)
+    if np.all(error <= allowed):
+        return ""
+    worst = float(np.max(error - allowed))
+    return f"off by {fmt(float(np.max(error)))}, {fmt(worst)} beyond the tolerance"
+
+
+def check(
+    statement: str,
+    observed: Any,
+    expected: Any,
+    *,
+    tol: float | None = None,
+    rtol: float | None = None,
+    sources: Sequence[Source] | Source = (),
+) -> Claim:
+    """Check that ``observed`` is what ``statement`` predicts, and show the claim.
+
+    observed: the value a cell measured (number, bool, string, tuple or array).
+    expected: the predicted value, or a range from :func:`below`, :func:`above`,
+        :func:`between`.
+    tol, rtol: absolute and relative tolerance (elementwise; the larger applies).
+        Without either, the comparison is exact — right for counts, names, flags and
+        values MuJoCo copies verbatim, wrong for anything integrated.
+    sources: the :class:`~labkit.sources.Source` objects that back the claim.
+
+    Returns the :class:`Claim`; raises :class:`ClaimFailed` if it does not hold.
+    """
+    __tracebackhide__ = True
+    if isinstance(sources, Source):
+        sources = (sources,)
+    if not all(isinstance(s, Source) for s in sources):
+        raise TypeError("sources must be labkit.header/engine/doc/issue/seed(...) objects")
+    for name, value in (("tol", tol), ("rtol", rtol)):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+    why = _compare(observed, expected, tol, rtol)
+    claim = Claim(statement, observed, expected, tol, rtol, not why, tuple(sources), why)
+    log = os.environ.get("LABKIT_CLAIMS")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(claim.record()) + "\n")
+    _display(claim)
+    if not claim.passed:
+        raise ClaimFailed(claim.text())
+    return claim

@@ -1,0 +1,135 @@
+"""Load course models by name, path or XML string, with errors a newcomer can act on."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import gl
+
+if TYPE_CHECKING:
+    import mujoco
+
+__all__ = ["ModelError", "load", "model_names", "model_path", "models_dir"]
+
+_XMLREF = "https://mujoco.readthedocs.io/en/3.17.0/XMLreference.html"
+
+# MuJoCo's message (a regular expression) -> what a newcomer should do about it.
+_HINTS = (
+    (r"unrecognized attribute", "check the attribute's spelling and that it belongs to this "
+     f"element (the XML reference lists every element's attributes: {_XMLREF})"),
+    (r"unrecognized element", "check the element's spelling and where it sits in the file "
+     f"(the XML reference shows where each element may appear: {_XMLREF})"),
+    (r"XML parse error|XML_ERROR", "the file is not well-formed XML: look for a tag that is "
+     "not closed, closed twice, or closed with the wrong name near that line"),
+    (r"mass and inertia of moving bodies", "a body with joints has no mass: give it a geom "
+     "(with a size, so it has volume) or an <inertial> element"),
+    (r"must be positive", "a size is zero or missing: count how many numbers this geom type "
+     "needs in size= (sphere 1, capsule/cylinder 2, box/ellipsoid 3)"),
+    (r"Error opening file", "the file does not exist at that path (paths inside a model are "
+     "relative to the model file's folder)"),
+    (r"repeated name|name .* already", "two elements of the same kind share a name; names "
+     "must be unique per kind"),
+)
+
+
+class ModelError(ValueError):
+    """An MJCF model could not be found or compiled; the message says where and why."""
+
+
+def models_dir() -> Path:
+    """The folder of course models: ``$LABKIT_MODELS`` or the repository's ``models/``."""
+    env = os.environ.get("LABKIT_MODELS")
+    return Path(env) if env else Path(__file__).resolve().parent.parent / "models"
+
+
+def model_names() -> list[str]:
+    """Names of the course models (file names in :func:`models_dir` without ``.xml``)."""
+    return sorted(p.stem for p in models_dir().glob("*.xml"))
+
+
+def model_path(name: str) -> Path:
+    """The file of course model ``name``; unknown names raise :class:`ModelError`."""
+    __tracebackhide__ = True
+    path = models_dir() / f"{name.removesuffix('.xml')}.xml"
+    if path.is_file():
+        return path
+    names = model_names()
+    close = difflib.get_close_matches(name, names, n=3)
+    guess = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise ModelError(
+        f"There is no course model named {name!r}.{guess}\n"
+        f"Available models ({models_dir()}): {', '.join(names) or 'none'}.\n"
+        "Pass a model name, a path to an .xml file, or an MJCF string starting with '<'."
+    )
+
+
+def _explain(message: str, text: str | None, origin: str) -> str:
+    """Turn MuJoCo's compiler message into: where, the offending line, and what to do."""
+    message = message.strip()
+    match = re.search(r"(?:line |Line number=)(\d+)", message)
+    where = ""
+    if match and text is not None:
+        number = int(match.group(1))
+        lines = text.splitlines()
+        if 1 <= number <= len(lines):
+            where = f"\n  line {number}: {lines[number - 1].strip()}"
+    hint = next((h for pattern, h in _HINTS if re.search(pattern, message)), None)
+    detail = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    text_out = f"MuJoCo could not compile {origin}.{where}\n  MuJoCo says: {detail}"
+    if hint:
+        text_out += f"\n  What to do: {hint}."
+    return text_out
+
+
+def load(
+    source: str | os.PathLike[str],
+    *,
+    keyframe: str | int | None = None,
+    assets: dict[str, bytes] | None = None,
+) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Compile a model and return ``(model, data)`` with ``mj_forward`` already run.
+
+    source: a course model name (``"pendulum"``), a path to an MJCF/URDF file, or an
+        MJCF string (anything starting with ``<``).
+    keyframe: name or index of a ``<key>`` to reset the data to before ``mj_forward``.
+    assets: extra files (name → bytes) for an XML string that references meshes etc.
+
+    Raises :class:`ModelError` naming the file, the offending line and a fix.
+    """
+    __tracebackhide__ = True
+    gl.choose()  # MuJoCo must not be imported before the GL backend is chosen
+    import mujoco
+
+    text: str | None
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        text, origin, path = source, "the MJCF string", None
+    else:
+        raw = str(source)
+        is_path = os.sep in raw or "/" in raw or raw.endswith((".xml", ".urdf"))
+        path = Path(raw) if is_path else model_path(raw)
+        if not path.is_file():
+            raise ModelError(f"No model file at {path}. Check the path (relative paths start "
+                             f"from the notebook's folder, {Path.cwd()}).")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        origin = str(path)
+    try:
+        if path is None:
+            model = mujoco.MjModel.from_xml_string(text, assets or {})
+        else:
+            model = mujoco.MjModel.from_xml_path(str(path), assets or {})
+    except ValueError as exc:
+        raise ModelError(_explain(str(exc), text, origin)) from None
+    data = mujoco.MjData(model)
+    if keyframe is not None:
+        key = keyframe if isinstance(keyframe, int) else mujoco.mj_name2id(
+            model, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+        if not 0 <= key < model.nkey:
+            keys = [model.key(i).name for i in range(model.nkey)]
+            raise ModelError(f"{origin} has no keyframe {keyframe!r}; it has: {keys or 'none'}")
+        mujoco.mj_resetDataKeyframe(model, data, key)
+    mujoco.mj_forward(model, data)
+    return model, data

@@ -1,0 +1,76 @@
+"""Execute course notebooks in a fresh kernel (nbclient), without touching the files."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Run", "course_dir", "course_notebooks", "execute"]
+
+KERNEL = "mujoco-by-experiment"
+
+
+def course_dir() -> Path:
+    """The repository's ``course/`` folder (``$LABKIT_COURSE`` overrides it)."""
+    env = os.environ.get("LABKIT_COURSE")
+    return Path(env) if env else Path(__file__).resolve().parent.parent / "course"
+
+
+def course_notebooks() -> list[Path]:
+    """The chapter notebooks, in chapter order."""
+    return sorted(course_dir().glob("[0-9][0-9]_*.ipynb"))
+
+
+@dataclass
+class Run:
+    """One notebook execution: the executed notebook, wall time (s), and the error if any."""
+
+    path: Path
+    notebook: object
+    seconds: float
+    error: str | None
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300) -> Run:
+    """Run every cell of the notebook at ``path`` in a new kernel of this Python.
+
+    The file is read, never written.  ``env`` is added to the kernel's environment
+    (``LABKIT_NOTEBOOK`` is set to the notebook's name).  The kernel runs in the
+    notebook's folder, as in JupyterLab.  Errors stop the run and are reported in
+    ``Run.error``, not raised.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    path = Path(path)
+    notebook = nbformat.read(path, as_version=4)
+    variables = {"LABKIT_NOTEBOOK": path.stem, **(env or {})}
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    error = None
+    with _environment(variables):
+        try:
+            client.execute()
+        except CellExecutionError as exc:
+            error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+    return Run(path, notebook, time.perf_counter() - start, error)

@@ -1,0 +1,54 @@
+"""Plot recorded signals against time: ``labkit.plot``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .recording import Recording
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["plot"]
+
+
+def plot(
+    recording: Recording,
+    *signals: str,
+    title: str | None = None,
+    ylabel: str | None = None,
+    labels: Sequence[str] | None = None,
+    size: tuple[float, float] = (6.4, 3.2),
+) -> Figure:
+    """Plot signals of a :class:`~labkit.recording.Recording` against time.
+
+    signals: names of recorded signals (default: all of them); vector signals draw one
+    line per component.  Returns the matplotlib Figure: it shows inline as a cell's
+    last value, and can be refined first (``fig.axes[0].axhline(...)``).
+    """
+    __tracebackhide__ = True
+    import matplotlib.pyplot as plt
+
+    names = list(signals) or list(recording)
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    plt.close(fig)  # detach from pyplot: the figure shows once, as the cell's value
+    for i, name in enumerate(names):
+        values = np.asarray(recording[name])
+        base = labels[i] if labels else name
+        if values.ndim == 1:
+            ax.plot(recording.t, values, label=base)
+        else:
+            for k in range(values.shape[1]):
+                ax.plot(recording.t, values[:, k], label=f"{base}[{k}]")
+    units = {recording.units.get(n, "") for n in names} - {""}
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel(ylabel or (f"[{units.pop()}]" if len(units) == 1 else ""))
+    if title:
+        ax.set_title(title)
+    if len(ax.lines) > 1:
+        ax.legend(loc="best", fontsize="small")
+    ax.grid(alpha=0.3)
+    return fig

@@ -1,0 +1,232 @@
+"""Headless images and videos of a simulation, shown inline.
+
+Images are emitted as ``image/png`` (with a ``text/plain`` caption), so nbval compares
+the caption but not the pixels, which differ between GPUs and Mesa versions.  Videos
+and image rows go through mediapy's HTML; the test suite's sanitizer masks their base64
+payload.  Renderers are kept in a small cache (one per model and frame size) and
+closed at exit, so a notebook that shows fifty frames creates one GL context.
+"""
+
+from __future__ import annotations
+
+import atexit
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import gl
+from .recording import Control, control, steps_for
+
+if TYPE_CHECKING:
+    import mujoco
+
+__all__ = ["close_renderers", "show", "snapshot", "video"]
+
+_CACHE_SIZE = 4
+_renderers: OrderedDict[tuple[int, int, int], tuple[Any, Any]] = OrderedDict()
+
+
+def close_renderers() -> None:
+    """Close every cached renderer and free its GL context."""
+    while _renderers:
+        _, (_, renderer) = _renderers.popitem()
+        renderer.close()
+
+
+# Runs before mujoco.egl's own atexit handler (handlers run last-registered first):
+# a renderer freed after EGL has terminated raises noisy errors at interpreter exit.
+atexit.register(close_renderers)
+
+
+def _renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
+    gl.require()
+    import mujoco
+
+    key = (id(model), width, height)
+    entry = _renderers.get(key)
+    if entry is not None and entry[0]() is model:
+        _renderers.move_to_end(key)
+        return entry[1]
+    if entry is not None:  # a new model reused the id of a collected one
+        _renderers.pop(key)[1].close()
+    # The offscreen buffer must hold the frame; enlarging it only affects rendering.
+    model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
+    model.vis.global_.offheight = max(model.vis.global_.offheight, height)
+    if not hasattr(mujoco, "Renderer"):
+        raise gl.GLUnavailable(
+            "mujoco.Renderer does not exist in this process: MUJOCO_GL and PYOPENGL_PLATFORM "
+            "disagree, or mujoco was imported before labkit.setup(). Restart the kernel and "
+            "run labkit.setup() first."
+        )
+    renderer = mujoco.Renderer(model, height=height, width=width)
+    _renderers[key] = (weakref.ref(model), renderer)
+    while len(_renderers) > _CACHE_SIZE:
+        _renderers.popitem(last=False)[1][1].close()
+    return renderer
+
+
+def _camera(model: mujoco.MjModel, camera: Any, azimuth: float | None,
+            elevation: float | None, distance: float | None,
+            lookat: Sequence[float] | None) -> Any:
+    import mujoco
+
+    if camera is not None and not isinstance(camera, mujoco.MjvCamera):
+        index = camera if isinstance(camera, int) else mujoco.mj_name2id(
+            model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+        if not 0 <= index < model.ncam:
+            names = [model.camera(i).name for i in range(model.ncam)]
+            raise KeyError(f"the model has no camera {camera!r}; its cameras: {names or 'none'}")
+        if any(v is not None for v in (azimuth, elevation, distance, lookat)):
+            raise ValueError("azimuth/elevation/distance/lookat apply to the free camera only")
+        return index
+    cam = camera or mujoco.MjvCamera()
+    if camera is None:
+        mujoco.mjv_defaultFreeCamera(model, cam)  # frames the model's extent and centre
+    if azimuth is not None:
+        cam.azimuth = azimuth
+    if elevation is not None:
+        cam.elevation = elevation
+    if distance is not None:
+        cam.distance = distance
+    if lookat is not None:
+        cam.lookat[:] = lookat
+    return cam
+
+
+def _options(contacts: bool, forces: bool, frames: bool, transparent: bool) -> Any:
+    import mujoco
+
+    option = mujoco.MjvOption()
+    flags = mujoco.mjtVisFlag
+    option.flags[flags.mjVIS_CONTACTPOINT] = contacts
+    option.flags[flags.mjVIS_CONTACTFORCE] = forces
+    option.flags[flags.mjVIS_TRANSPARENT] = transparent
+    if frames:
+        option.frame = mujoco.mjtFrame.mjFRAME_BODY
+    return option
+
+
+def snapshot(
+    model: mujoco.MjModel,
+    data: mujoco.MjData,
+    *,
+    camera: str | int | Any = None,
+    width: int = 480,
+    height: int = 360,
+    contacts: bool = False,
+    forces: bool = False,
+    frames: bool = False,
+    transparent: bool = False,
+    azimuth: float | None = None,
+    elevation: float | None = None,
+    distance: float | None = None,
+    lookat: Sequence[float] | None = None,
+) -> np.ndarray:
+    """Render the current state; returns an RGB image, shape (height, width, 3), uint8.
+
+    camera: a model camera (name or id), an ``mujoco.MjvCamera``, or None for a free
+        camera that frames the whole model (then azimuth/elevation in degrees, distance
+        in metres and lookat may adjust it).
+    contacts, forces: draw contact points and contact forces; frames: body frames;
+    transparent: make geoms see-through.  Does not change ``data``.
+    """
+    __tracebackhide__ = True
+    renderer = _renderer(model, width, height)
+    cam = _camera(model, camera, azimuth, elevation, distance, lookat)
+    renderer.update_scene(data, camera=cam,
+                          scene_option=_options(contacts, forces, frames, transparent))
+    return renderer.render().copy()
+
+
+def _emit_png(image: np.ndarray, caption: str) -> None:
+    import mediapy
+    from IPython.display import display
+
+    display({"image/png": mediapy.compress_image(image, fmt="png"), "text/plain": caption},
+            raw=True)
+
+
+def show(
+    model_or_image: Any,
+    data: Any = None,
+    *,
+    title: str | None = None,
+    titles: Sequence[str] | None = None,
+    **options: Any,
+) -> None:
+    """Show an image inline.
+
+    ``show(model, data, **options)`` renders the current state (options as in
+    :func:`snapshot`); ``show(image)`` shows an RGB array; ``show([img1, img2, ...],
+    titles=[...])`` shows a row of images.  ``title`` becomes the text caption that
+    nbval compares instead of the pixels.
+    """
+    __tracebackhide__ = True
+    if isinstance(model_or_image, list | tuple):
+        import mediapy
+
+        mediapy.show_images(list(model_or_image), titles=titles)
+        return
+    if isinstance(model_or_image, np.ndarray):
+        image = model_or_image
+    else:
+        if data is None:
+            raise TypeError("show(model, data): pass the MjData to render as well")
+        image = snapshot(model_or_image, data, **options)
+    caption = f"<image {image.shape[1]}×{image.shape[0]}" + (f": {title}>" if title else ">")
+    _emit_png(image, caption)
+
+
+def _ffmpeg_ready() -> None:
+    import imageio_ffmpeg
+    import mediapy
+
+    mediapy.set_ffmpeg(imageio_ffmpeg.get_ffmpeg_exe())
+
+
+def video(
+    model: mujoco.MjModel,
+    data: mujoco.MjData,
+    duration_or_steps: float | int,
+    *,
+    ctrl: Control = None,
+    fps: float = 30.0,
+    width: int = 320,
+    height: int = 240,
+    title: str | None = None,
+    show: bool = True,
+    **options: Any,
+) -> np.ndarray:
+    """Simulate for a duration (s, float) or a number of steps (int), filming as it goes.
+
+    Frames are taken every ``1/fps`` seconds of simulated time (the first one before
+    any step), so the video plays at real speed.  ``ctrl`` is as in
+    :func:`labkit.record`; camera and flag options as in :func:`snapshot`.  Shows the
+    video inline unless ``show=False``; returns the frames, shape (N, height, width, 3).
+    ``data`` is left at the final state.
+    """
+    __tracebackhide__ = True
+    import mujoco
+
+    steps = steps_for(model, duration_or_steps)
+    apply = control(model, ctrl)
+    frame_dt = 1.0 / fps
+    frames = [snapshot(model, data, width=width, height=height, **options)]
+    next_frame = data.time + frame_dt
+    for _ in range(steps):
+        if apply is not None:
+            apply(data)
+        mujoco.mj_step(model, data)
+        if data.time >= next_frame - 1e-9:
+            frames.append(snapshot(model, data, width=width, height=height, **options))
+            next_frame += frame_dt
+    clip = np.stack(frames)
+    if show:
+        import mediapy
+
+        _ffmpeg_ready()
+        mediapy.show_video(clip, fps=fps, title=title)
+    return clip

@@ -1,0 +1,189 @@
+"""Sources that a claim cites, each resolved against the installed MuJoCo.
+
+A :class:`Source` carries a label and a permalink at the pinned version.  Constructing
+one *checks* it: a header symbol must be declared in the installed wheel's headers, an
+engine function must be in the installed ``libmujoco`` (where its symbol table can be
+read), a documentation page must be one the manual has.  A source that no longer
+resolves raises :class:`SourceError`, so a notebook that cites it fails like a false claim.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .session import BASELINE_MUJOCO
+
+__all__ = ["Source", "SourceError", "doc", "engine", "header", "issue", "seed"]
+
+REPO = "https://github.com/google-deepmind/mujoco"
+DOCS = f"https://mujoco.readthedocs.io/en/{BASELINE_MUJOCO}"
+
+# Pages of the MuJoCo manual (paths as in its URLs, without ".html").
+DOC_PAGES = frozenset({
+    "overview", "computation/index", "computation/fluid", "modeling", "XMLreference",
+    "XMLschema", "programming/index", "programming/simulation", "programming/visualization",
+    "programming/ui", "programming/modeledit", "programming/extension", "programming/samples",
+    "APIreference/index", "APIreference/APItypes", "APIreference/APIfunctions",
+    "APIreference/APIglobals", "python", "changelog", "models", "unity", "mjx", "mjwarp",
+})
+
+# Where engine sources live in the MuJoCo repository, by file-name prefix.
+_SOURCE_DIRS = {"engine_": "src/engine", "user_": "src/user", "xml_": "src/xml",
+                "render_": "src/render", "thread_": "src/thread", "ui_": "src/ui"}
+
+
+class SourceError(LookupError):
+    """A cited source does not exist in the installed MuJoCo (or is malformed)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One citation.
+
+    kind: ``"header"``, ``"engine"``, ``"doc"``, ``"issue"`` or ``"seed"``.
+    label: short text shown in the claim (e.g. ``"mjmodel.h:nq"``).
+    url: permalink at the pinned version (``None`` for course seed documents).
+    detail: what was resolved (the declaration line, or how the symbol was confirmed).
+    """
+
+    kind: str
+    label: str
+    url: str | None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def _mujoco_dir() -> Path:
+    import mujoco
+
+    return Path(mujoco.__file__).parent
+
+
+@functools.cache
+def _header_lines(file: str) -> tuple[str, ...]:
+    path = _mujoco_dir() / "include" / "mujoco" / file
+    if not path.is_file():
+        available = sorted(p.name for p in path.parent.glob("*.h"))
+        raise SourceError(f"no header {file!r} in the installed MuJoCo; it has: {', '.join(available)}")
+    return tuple(path.read_text(encoding="utf-8", errors="replace").splitlines())
+
+
+def header(file: str, symbol: str) -> Source:
+    """Cite the declaration of ``symbol`` in MuJoCo header ``file`` (e.g. ``"mjmodel.h"``).
+
+    The symbol is looked up in the code (not the comments) of the installed header; the
+    permalink points at that line at the pinned tag.  Raises :class:`SourceError` if the
+    header has no such declaration.
+    """
+    __tracebackhide__ = True
+    if not re.fullmatch(r"[A-Za-z_]\w*", symbol):
+        raise SourceError(f"header symbol must be an identifier, got {symbol!r}")
+    pattern = re.compile(rf"\b{symbol}\b")
+    for number, line in enumerate(_header_lines(file), start=1):
+        code = line.split("//", 1)[0]
+        if pattern.search(code) and not code.lstrip().startswith(("*", "/*")):
+            url = f"{REPO}/blob/{BASELINE_MUJOCO}/include/mujoco/{file}#L{number}"
+            return Source("header", f"{file}:{symbol}", url, line.strip())
+    raise SourceError(
+        f"{file} in MuJoCo {_installed_version()} declares no {symbol!r}: it was renamed or "
+        "removed, so the claim citing it needs revisiting"
+    )
+
+
+def _installed_version() -> str:
+    import mujoco
+
+    return mujoco.__version__
+
+
+@functools.cache
+def _library_symbols() -> frozenset[str] | None:
+    """Function names in the installed libmujoco, or None where they cannot be read."""
+    if platform.system() != "Linux":
+        return None
+    from elftools.elf.elffile import ELFFile
+
+    library = next(iter(sorted(_mujoco_dir().glob("libmujoco.so*"))), None)
+    if library is None:
+        return None
+    names: set[str] = set()
+    with open(library, "rb") as handle:
+        elf = ELFFile(handle)
+        for section in (".symtab", ".dynsym"):
+            table = elf.get_section_by_name(section)
+            if table is not None:
+                names.update(s.name for s in table.iter_symbols() if s["st_info"]["type"] == "STT_FUNC")
+    return frozenset(names)
+
+
+def engine(file: str, function: str) -> Source:
+    """Cite engine ``function`` in source ``file`` (e.g. ``"engine_forward.c"``).
+
+    ``file`` may be a bare name with a known prefix (``engine_``, ``user_``, ``xml_``, ...)
+    or a repository path.  On Linux the function must appear in the installed libmujoco's
+    symbol table; small static helpers that the compiler inlined are absent there, so cite
+    the function that contains them.  Elsewhere the symbol is not checked.
+    """
+    __tracebackhide__ = True
+    path = file
+    if "/" not in file:
+        prefix = next((p for p in _SOURCE_DIRS if file.startswith(p)), None)
+        if prefix is None:
+            raise SourceError(f"unknown source file {file!r}: give its repository path (src/...)")
+        path = f"{_SOURCE_DIRS[prefix]}/{file}"
+    symbols = _library_symbols()
+    if symbols is None:
+        detail = "symbol not checked on this platform"
+    elif function in symbols:
+        detail = f"{function} found in libmujoco {_installed_version()}"
+    else:
+        raise SourceError(
+            f"libmujoco {_installed_version()} has no function {function!r} (cited from {file}): "
+            "it was renamed, removed, or is an inlined static helper; cite its caller instead"
+        )
+    url = f"{REPO}/blob/{BASELINE_MUJOCO}/{path}"
+    return Source("engine", f"{Path(path).name}:{function}", url, detail)
+
+
+def doc(page: str, anchor: str | None = None) -> Source:
+    """Cite a section of the MuJoCo manual, e.g. ``doc("modeling", "CDefault")``.
+
+    ``anchor`` is the reStructuredText label (case does not matter; Sphinx lowercases it).
+    """
+    __tracebackhide__ = True
+    page = page.removesuffix(".html")
+    if page not in DOC_PAGES:
+        pages = ", ".join(sorted(DOC_PAGES))
+        raise SourceError(f"{page!r} is not a page of the MuJoCo manual; pages: {pages}")
+    if anchor is not None and not re.fullmatch(r"[A-Za-z0-9_\-]+", anchor):
+        raise SourceError(f"malformed documentation anchor {anchor!r}")
+    url = f"{DOCS}/{page}.html" + (f"#{anchor.lower()}" if anchor else "")
+    label = f"docs {page}" + (f"#{anchor}" if anchor else "")
+    return Source("doc", label, url)
+
+
+def issue(number: int, about: str = "") -> Source:
+    """Cite a learner question (or bug report) on MuJoCo's GitHub issue tracker."""
+    __tracebackhide__ = True
+    if not isinstance(number, int) or number <= 0:
+        raise SourceError(f"issue numbers are positive integers, got {number!r}")
+    label = f"mujoco#{number}" + (f" ({about})" if about else "")
+    return Source("issue", label, f"{REPO}/issues/{number}")
+
+
+def seed(document: str, section: str = "") -> Source:
+    """Cite one of the course's seed documents (its file-name number, e.g. ``"004"``).
+
+    Seeds are the subject matter the course was built from; a claim citing one either
+    confirms it on the pinned MuJoCo or shows where it is wrong.
+    """
+    __tracebackhide__ = True
+    if not re.fullmatch(r"\d{3}", document):
+        raise SourceError(f"seed documents are cited by their three-digit number, got {document!r}")
+    return Source("seed", f"seed {document}" + (f" {section}" if section else ""), None)

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# MuJoCo by Experiment: set up everything, then run the course or its tests.
+#
+#   ./run.sh lab     set up, then serve JupyterLab on course/ (prints the URL)
+#   ./run.sh test    set up, then run labkit's tests and every notebook under nbval
+#
+# Set-up is idempotent and quick the second time: a virtual environment in .venv
+# (override with LABKIT_VENV), the course package with its pinned dependencies, a
+# Jupyter kernel, and on Debian/Ubuntu the system GL libraries for headless rendering.
+# Extra arguments go to JupyterLab or pytest (e.g. ./run.sh test -k start_here).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+venv="${LABKIT_VENV:-$here/.venv}"
+python="${PYTHON:-python3}"
+kernel="mujoco-by-experiment"
+
+say() { printf '[run.sh] %s\n' "$*"; }
+die() { printf '[run.sh] error: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  exit "${1:-0}"
+}
+
+# --- system packages (Debian/Ubuntu): what no pip package can provide ---------------
+apt_missing() {  # prints the packages among "$@" that are not installed
+  local pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || printf '%s ' "$pkg"
+  done
+}
+
+apt_install() {  # installs "$@" as root or with sudo, or stops with the exact command
+  local cmd="apt-get update && apt-get install -y --no-install-recommends $*"
+  if [ "$(id -u)" -eq 0 ]; then
+    say "installing system packages: $*"
+    DEBIAN_FRONTEND=noninteractive sh -c "$cmd" >/dev/null || die "apt-get failed; run: $cmd"
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    say "installing system packages with sudo: $*"
+    sudo DEBIAN_FRONTEND=noninteractive sh -c "$cmd" >/dev/null || die "apt-get failed; run: sudo sh -c '$cmd'"
+  else
+    die "these system packages are missing: $*
+  Install them (needs administrator rights), then rerun this command:
+    sudo sh -c '$cmd'"
+  fi
+}
+
+system_packages() {
+  command -v "$python" >/dev/null 2>&1 || die "no '$python' found. Install Python 3.11 or newer (or set PYTHON=/path/to/python3.11)."
+  "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+    die "$("$python" -V 2>&1) is too old: the course needs Python 3.11 or newer (set PYTHON=/path/to/python3.11)."
+  [ "$(uname -s)" = "Linux" ] || return 0   # macOS renders through CGL: nothing to install
+  command -v dpkg-query >/dev/null 2>&1 || {
+    say "not Debian/Ubuntu: make sure EGL (libEGL, libOpenGL, Mesa drivers) or OSMesa is installed"
+    return 0
+  }
+  local need=""
+  # venv + ensurepip come in a separate package on Debian/Ubuntu
+  [ -x "$venv/bin/python" ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || need="python3-venv "
+  need+="$(apt_missing libegl1 libopengl0 libgl1-mesa-dri)"
+  if [ -n "${need// /}" ]; then apt_install $need; fi
+}
+
+# --- the virtual environment and the package ----------------------------------------
+python_env() {
+  if [ ! -x "$venv/bin/python" ]; then
+    say "creating the virtual environment $venv"
+    "$python" -m venv "$venv" || die "could not create $venv (on Debian/Ubuntu: apt-get install python3-venv)"
+  fi
+  local stamp="$venv/.mbe-installed" want
+  want="$("$venv/bin/python" -c 'import hashlib, sys
+print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest(), sys.version.split()[0])')"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    say "installing the course and its pinned dependencies (first time: a few minutes)"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+    "$venv/bin/python" -m ipykernel install --sys-prefix --name "$kernel" \
+      --display-name "MuJoCo by Experiment" >/dev/null
+    printf '%s' "$want" > "$stamp"
+  fi
+}
+
+setup() {
+  system_packages
+  python_env
+}
+
+case "${1:-}" in
+  lab)
+    shift
+    setup
+    extra=()
+    [ "$(id -u)" -eq 0 ] && extra+=(--allow-root)
+    say "starting JupyterLab on course/ — open the URL printed below (Ctrl+C stops it)"
+    exec "$venv/bin/jupyter" lab --no-browser --ip=127.0.0.1 \
+      --ServerApp.root_dir="$here/course" ${extra[@]+"${extra[@]}"} "$@"
+    ;;
+  test)
+    shift
+    setup
+    exec "$venv/bin/python" -m pytest "$@"
+    ;;
+  -h|--help|help) usage 0 ;;
+  *) usage 2 ;;
+esac

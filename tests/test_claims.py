@@ -1,0 +1,63 @@
+"""labkit.check: true claims pass, false ones raise with a clear difference, all are logged."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import labkit
+
+
+def test_true_claim_returns_a_passed_claim():
+    claim = labkit.check("two plus two", 2 + 2, 4, sources=labkit.issue(1))
+    assert claim.passed and claim.sources[0].label == "mujoco#1"
+
+
+def test_false_claim_raises_with_observed_expected_and_sources():
+    with pytest.raises(labkit.ClaimFailed) as info:
+        labkit.check("gravity is 10", -9.81, -10.0, tol=0.1, sources=labkit.doc("XMLreference"))
+    text = str(info.value)
+    assert "gravity is 10" in text and "-9.81" in text and "-10" in text
+    assert "0.19" in text and "docs XMLreference" in text
+
+
+@pytest.mark.parametrize(("observed", "expected", "kw", "holds"), [
+    (1.0005, 1.0, {"tol": 1e-3}, True),
+    (1.002, 1.0, {"tol": 1e-3}, False),
+    (101.0, 100.0, {"rtol": 0.02}, True),
+    (103.0, 100.0, {"rtol": 0.02}, False),
+    (np.array([1.0, 2.0]), np.array([1.0, 2.0]), {}, True),
+    (np.array([1.0, 2.0]), np.array([1.0, 2.0, 3.0]), {}, False),
+    ((1, 1), (1, 1), {}, True),
+    ("hinge", "slide", {}, False),
+    (0.4, labkit.below(0.5), {}, True),
+    (0.6, labkit.below(0.5), {}, False),
+    (np.array([0.2, 0.7]), labkit.between(0.1, 0.8), {}, True),
+    (0.5, labkit.above(0.5, strict=True), {}, False),
+])
+def test_comparison_rules(observed, expected, kw, holds):
+    if holds:
+        assert labkit.check("c", observed, expected, **kw).passed
+    else:
+        with pytest.raises(AssertionError):
+            labkit.check("c", observed, expected, **kw)
+
+
+def test_sources_must_be_source_objects():
+    with pytest.raises(TypeError):
+        labkit.check("c", 1, 1, sources=["mjmodel.h"])
+
+
+def test_claims_log(tmp_path, monkeypatch):
+    log = tmp_path / "claims.jsonl"
+    monkeypatch.setenv("LABKIT_CLAIMS", str(log))
+    monkeypatch.setenv("LABKIT_NOTEBOOK", "99_test")
+    labkit.check("first", 1.5, 1.5, sources=labkit.header("mjmodel.h", "nv"))
+    with pytest.raises(AssertionError):
+        labkit.check("second", np.array([1.0]), np.array([2.0]))
+    first, second = (json.loads(line) for line in log.read_text().splitlines())
+    assert first["notebook"] == "99_test" and first["passed"] and first["mujoco"] == "3.17.0"
+    assert first["sources"][0]["label"] == "mjmodel.h:nv"
+    assert second["observed"] == [1.0] and not second["passed"]
