@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,12 +60,17 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
     """
     import nbformat
     from nbclient import NotebookClient
+    from jupyter_client.manager import KernelManager
     from nbclient.exceptions import CellExecutionError
 
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
     variables = {"LABKIT_NOTEBOOK": path.stem, **(env or {})}
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+    # IPC transport: a local kernel needs no TCP port (and ipykernel warns about
+    # unencrypted TCP on every start).
+    manager = KernelManager(kernel_name="python3", transport="ipc",
+                            ip=str(Path(tempfile.mkdtemp(prefix="labkit-kernel-")) / "k"))
+    client = NotebookClient(notebook, timeout=timeout, km=manager,
                             resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     error = None
@@ -72,5 +78,8 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
         try:
             client.execute()
         except CellExecutionError as exc:
-            error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+            error = f"{exc.ename}: {exc.evalue}"
+        finally:
+            if manager.has_kernel:
+                manager.shutdown_kernel(now=True)
     return Run(path, notebook, time.perf_counter() - start, error)

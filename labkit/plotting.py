@@ -45,7 +45,9 @@ def plot(
                 ax.plot(recording.t, values[:, k], label=f"{base}[{k}]")
     units = {recording.units.get(n, "") for n in names} - {""}
     ax.set_xlabel("time [s]")
-    ax.set_ylabel(ylabel or (f"[{units.pop()}]" if len(units) == 1 else ""))
+    unit = f" [{units.pop()}]" if len(units) == 1 else ""
+    default = (labels[0] if labels else names[0]) + unit if len(names) == 1 else unit.strip()
+    ax.set_ylabel(ylabel or default)
     if title:
         ax.set_title(title)
     if len(ax.lines) > 1:

@@ -64,6 +64,17 @@ class Recording(Mapping[str, np.ndarray]):
     def __len__(self) -> int:
         return len(self.signals)
 
+    def crossings(self, name: str, level: float = 0.0, *, rising: bool = True) -> np.ndarray:
+        """Times (s) at which scalar signal ``name`` crosses ``level`` upward (or downward
+        with ``rising=False``), linearly interpolated between samples; shape (n,)."""
+        x = np.asarray(self[name], dtype=float) - level
+        if x.ndim != 1:
+            raise ValueError(f"{name!r} is a vector signal; pick one component first")
+        before, after = x[:-1], x[1:]
+        hits = np.flatnonzero((before < 0) & (after >= 0) if rising else (before > 0) & (after <= 0))
+        fraction = before[hits] / (before[hits] - after[hits])
+        return self.t[hits] + fraction * (self.t[hits + 1] - self.t[hits])
+
     def __repr__(self) -> str:
         span = f"{self.t[0]:.3g}–{self.t[-1]:.3g} s" if len(self.t) else "empty"
         return f"<Recording {len(self.t)} samples, {span}: {', '.join(self.signals)}>"
@@ -161,6 +172,35 @@ def steps_for(model: mujoco.MjModel, duration_or_steps: float | int) -> int:
     return steps
 
 
+def _writer(model: mujoco.MjModel, data: mujoco.MjData, source: Any, index: np.ndarray,
+            out: Any) -> Callable[[int], None]:
+    """A function that stores sample k of one signal into ``out``."""
+    if callable(source):
+        return lambda k: out.append(np.asarray(source(model, data), dtype=float))
+    if source in ("ncon", "time"):
+        def scalar(k: int) -> None:
+            out[k, 0] = getattr(data, source)
+        return scalar
+    view = getattr(data, source)
+    if source in ("xpos", "site_xpos"):
+        row = int(index[0])
+
+        def vector(k: int) -> None:
+            out[k] = view[row]
+        return vector
+    if index.size == 1:
+        i = int(index[0])
+
+        def single(k: int) -> None:
+            out[k, 0] = view[i]
+        return single
+    lo, hi = int(index[0]), int(index[-1]) + 1  # specs resolve to contiguous ranges
+
+    def span(k: int) -> None:
+        out[k] = view[lo:hi]
+    return span
+
+
 def record(
     model: mujoco.MjModel,
     data: mujoco.MjData,
@@ -183,7 +223,8 @@ def record(
     of N steps gives ``N // every + 1`` samples.  ``data`` is left at the final state.
     Each sample is what ``mj_step`` leaves in ``data``: ``qpos``/``qvel`` are the new
     state, while positions computed by kinematics (``xpos``, ``site_xpos``, most
-    sensors) were computed at the start of the step, one timestep earlier.
+    sensors) were computed at the start of the step, one timestep earlier.  ``mj_forward``
+    runs once before the first sample, so it never shows stale values after a reset.
     """
     __tracebackhide__ = True
     gl.choose()
@@ -212,23 +253,22 @@ def record(
         width = 3 if source in ("xpos", "site_xpos") else max(index.size, 1)
         store[name] = [] if callable(source) else np.empty((samples, width))
 
+    # One small writer per signal, bound to the data arrays once: MjData's arrays are
+    # views of fixed memory, so reading them through a cached view sees every update.
+    writers: list[Callable[[int], None]] = []
+    for name, source, index, _ in plan:
+        writers.append(_writer(model, data, source, index, store[name]))
+
     def sample(k: int) -> None:
         times[k] = data.time
-        for name, source, index, _ in plan:
-            if callable(source):
-                store[name].append(np.asarray(source(model, data), dtype=float))
-            elif source == "ncon":
-                store[name][k, 0] = data.ncon
-            elif source == "time":
-                store[name][k, 0] = data.time
-            elif source in ("xpos", "site_xpos"):
-                store[name][k] = getattr(data, source)[index[0]]
-            else:
-                store[name][k] = getattr(data, source)[index]
+        for write in writers:
+            write(k)
 
     if apply is not None:
         apply(data)
-        mujoco.mj_forward(model, data)  # so the first sample sees the applied control
+    # The first sample must see quantities computed from the current state (after a
+    # reset, data.energy, xpos, sensors are stale until the next forward pass).
+    mujoco.mj_forward(model, data)
     sample(0)
     k = 1
     for step in range(1, steps + 1):

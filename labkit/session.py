@@ -55,6 +55,10 @@ class Session:
     def __repr__(self) -> str:
         return f"<labkit session: {self.banner}>"
 
+    def _ipython_display_(self) -> None:
+        # setup() already printed the banner; as a cell's value, show nothing more.
+        pass
+
 
 def _renderer_string(backend: gl.Backend) -> str:
     """Create a throw-away GL context and read GL_RENDERER from it."""
@@ -73,6 +77,8 @@ def _renderer_string(backend: gl.Backend) -> str:
         context.free()
     except Exception as exc:  # any driver failure becomes a readable banner entry
         return f"unavailable ({type(exc).__name__}: {exc})"
+    if not name:
+        return "unavailable (no current GL context)"
     return name.decode() if isinstance(name, bytes) else str(name)
 
 

@@ -9,6 +9,7 @@ resolves raises :class:`SourceError`, so a notebook that cites it fails like a f
 
 from __future__ import annotations
 
+import difflib
 import functools
 import platform
 import re
@@ -21,15 +22,6 @@ __all__ = ["Source", "SourceError", "doc", "engine", "header", "issue", "seed"]
 
 REPO = "https://github.com/google-deepmind/mujoco"
 DOCS = f"https://mujoco.readthedocs.io/en/{BASELINE_MUJOCO}"
-
-# Pages of the MuJoCo manual (paths as in its URLs, without ".html").
-DOC_PAGES = frozenset({
-    "overview", "computation/index", "computation/fluid", "modeling", "XMLreference",
-    "XMLschema", "programming/index", "programming/simulation", "programming/visualization",
-    "programming/ui", "programming/modeledit", "programming/extension", "programming/samples",
-    "APIreference/index", "APIreference/APItypes", "APIreference/APIfunctions",
-    "APIreference/APIglobals", "python", "changelog", "models", "unity", "mjx", "mjwarp",
-})
 
 # Where engine sources live in the MuJoCo repository, by file-name prefix.
 _SOURCE_DIRS = {"engine_": "src/engine", "user_": "src/user", "xml_": "src/xml",
@@ -151,19 +143,43 @@ def engine(file: str, function: str) -> Source:
     return Source("engine", f"{Path(path).name}:{function}", url, detail)
 
 
+@functools.cache
+def _doc_labels() -> dict[str, frozenset[str]]:
+    """page -> reStructuredText labels of the MuJoCo manual (from labkit/data)."""
+    table: dict[str, set[str]] = {}
+    path = Path(__file__).parent / "data" / "doc_anchors.tsv"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            page, label = line.split("\t")
+            table.setdefault(page, set()).add(label)
+    return {page: frozenset(labels) for page, labels in table.items()}
+
+
+def _html_id(label: str) -> str:
+    """The HTML id Sphinx gives a label (docutils' make_id: lowercase, hyphens)."""
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+
+
 def doc(page: str, anchor: str | None = None) -> Source:
     """Cite a section of the MuJoCo manual, e.g. ``doc("modeling", "CDefault")``.
 
-    ``anchor`` is the reStructuredText label (case does not matter; Sphinx lowercases it).
+    page: the page path as in its URL without ``.html`` (``"XMLreference"``,
+    ``"computation/index"``).  anchor: the section's reStructuredText label, exactly as
+    the manual's source spells it (``"CDefault"``, ``"body-geom-size"``, ``"mj_step"``).
+    Both are checked against the manual's table of labels shipped with labkit.
     """
     __tracebackhide__ = True
     page = page.removesuffix(".html")
-    if page not in DOC_PAGES:
-        pages = ", ".join(sorted(DOC_PAGES))
-        raise SourceError(f"{page!r} is not a page of the MuJoCo manual; pages: {pages}")
-    if anchor is not None and not re.fullmatch(r"[A-Za-z0-9_\-]+", anchor):
-        raise SourceError(f"malformed documentation anchor {anchor!r}")
-    url = f"{DOCS}/{page}.html" + (f"#{anchor.lower()}" if anchor else "")
+    labels = _doc_labels()
+    if page not in labels:
+        close = difflib.get_close_matches(page, labels, n=3)
+        raise SourceError(f"{page!r} is not a page of the MuJoCo manual"
+                          + (f"; did you mean {' or '.join(close)}?" if close else ""))
+    if anchor is not None and anchor not in labels[page]:
+        close = difflib.get_close_matches(anchor, labels[page], n=3)
+        raise SourceError(f"the manual page {page!r} has no section labelled {anchor!r}"
+                          + (f"; did you mean {' or '.join(close)}?" if close else ""))
+    url = f"{DOCS}/{page}.html" + (f"#{_html_id(anchor)}" if anchor else "")
     label = f"docs {page}" + (f"#{anchor}" if anchor else "")
     return Source("doc", label, url)
 

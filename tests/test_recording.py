@@ -90,3 +90,12 @@ def test_bad_signals_are_explained(pendulum):
         labkit.record(model, data, 1, ["swing"])
     with pytest.raises(ValueError, match="nu=0"):
         labkit.record(model, data, 1, ["qpos:swing"], ctrl=[1.0])
+
+
+def test_crossings_interpolate_between_samples():
+    t = np.linspace(0.0, 2.0, 201)
+    rec = labkit.Recording(t, {"x": np.sin(2 * np.pi * t - 0.3)})
+    # sin(2πt − 0.3) rises through 0 at t = 0.3/(2π) + k
+    np.testing.assert_allclose(rec.crossings("x"), 0.3 / (2 * np.pi) + np.arange(2), atol=1e-4)
+    np.testing.assert_allclose(rec.crossings("x", rising=False), 0.5 + 0.3 / (2 * np.pi) + np.arange(2),
+                               atol=1e-4)

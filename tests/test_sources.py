@@ -47,8 +47,12 @@ def test_engine_rejects_an_inlined_helper():
 def test_doc_and_issue_permalinks():
     assert labkit.doc("modeling", "CDefault").url == (
         "https://mujoco.readthedocs.io/en/3.17.0/modeling.html#cdefault")
-    with pytest.raises(labkit.SourceError, match="not a page"):
+    with pytest.raises(labkit.SourceError, match="did you mean modeling"):
         labkit.doc("modelling")
+    with pytest.raises(labkit.SourceError, match="did you mean CDefault"):
+        labkit.doc("modeling", "CDefaults")
+    assert labkit.doc("APIreference/APIfunctions", "mj_step").url.endswith("#mj-step")
+    assert labkit.doc("XMLreference", "body-geom-size").url.endswith("#body-geom-size")
     assert labkit.issue(1741).url.endswith("/issues/1741")
     with pytest.raises(labkit.SourceError):
         labkit.issue(-3)

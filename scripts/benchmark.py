@@ -1,0 +1,146 @@
+"""Measure the course against its runtime budgets.
+
+    .venv/bin/python scripts/benchmark.py            # everything
+    .venv/bin/python scripts/benchmark.py --skip-notebooks
+
+Prints: each notebook's execution time in a fresh kernel and the total (budgets: 30 s
+each, 3 min in all, on 2 CPU cores); the start-up cost of ``import labkit`` and of a
+notebook's first cell over ``import mujoco`` (budget: +0.5 s); rendering frames per
+second through labkit vs a bare ``mujoco.Renderer``; recording throughput vs a bare
+``mj_step`` loop.  Timing lives here, not in the tests, so the tests stay deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+NOTEBOOK_BUDGET_S = 30.0
+COURSE_BUDGET_S = 180.0
+IMPORT_BUDGET_S = 0.5
+
+
+def best_of(command: str, runs: int = 5) -> float:
+    """Fastest wall time (s) of a fresh Python process running ``command``."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", command], check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def notebooks() -> None:
+    from labkit.notebooks import course_notebooks, execute
+
+    print("notebook execution (fresh kernel each)")
+    total = 0.0
+    for path in course_notebooks():
+        run = execute(path)
+        total += run.seconds
+        verdict = "ok" if run.seconds <= NOTEBOOK_BUDGET_S and not run.error else "OVER" if not run.error else "ERROR"
+        print(f"  {path.stem:<28} {run.seconds:6.1f} s  [{verdict}]" + (f" {run.error}" if run.error else ""))
+    print(f"  {'total':<28} {total:6.1f} s  [{'ok' if total <= COURSE_BUDGET_S else 'OVER'}]"
+          f"  (budget {COURSE_BUDGET_S:.0f} s)")
+
+
+def imports() -> None:
+    python = best_of("pass")
+    bare = best_of("import mujoco")
+    lab = best_of("import labkit")
+    first_cell = best_of("import labkit; labkit.setup(quiet=True)")
+    print("start-up (best of 5 fresh processes)")
+    print(f"  python alone                 {python * 1000:6.0f} ms")
+    print(f"  import mujoco                {bare * 1000:6.0f} ms")
+    print(f"  import labkit                {lab * 1000:6.0f} ms   (does not import mujoco)")
+    over = first_cell - bare
+    print(f"  import labkit + setup()      {first_cell * 1000:6.0f} ms   = import mujoco + {over * 1000:.0f} ms"
+          f"  [{'ok' if over <= IMPORT_BUDGET_S else 'OVER'}]  (GL probe, GL context, numpy setup)")
+
+
+def rendering(frames: int = 200, width: int = 320, height: int = 240) -> None:
+    import labkit
+
+    labkit.setup(quiet=True)
+    import mujoco
+
+    model, data = labkit.load("pendulum", keyframe="tilted")
+    labkit.snapshot(model, data, width=width, height=height)  # warm the cache
+    start = time.perf_counter()
+    for _ in range(frames):
+        mujoco.mj_step(model, data)
+        labkit.snapshot(model, data, width=width, height=height)
+    lab = frames / (time.perf_counter() - start)
+    renderer = mujoco.Renderer(model, height=height, width=width)
+    renderer.update_scene(data)
+    renderer.render()
+    start = time.perf_counter()
+    for _ in range(frames):
+        mujoco.mj_step(model, data)
+        renderer.update_scene(data)
+        renderer.render()
+    bare = frames / (time.perf_counter() - start)
+    renderer.close()
+    print(f"rendering {width}×{height}, pendulum scene, {frames} frames")
+    print(f"  labkit.snapshot              {lab:6.0f} frames/s")
+    print(f"  bare mujoco.Renderer         {bare:6.0f} frames/s   (labkit at {100 * lab / bare:.0f} %)")
+
+
+def recording(steps: int = 20000, repeats: int = 5) -> None:
+    import labkit
+
+    labkit.setup(quiet=True)
+    import mujoco
+    import numpy as np
+
+    model, data = labkit.load("pendulum", keyframe="tilted")
+
+    def with_labkit() -> float:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+        start = time.perf_counter()
+        labkit.record(model, data, steps, ["qpos:swing", "qvel:swing", "sensor:bob_pos"])
+        return time.perf_counter() - start
+
+    def bare() -> float:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+        qpos, qvel, sensor = np.empty(steps), np.empty(steps), np.empty((steps, 3))
+        start = time.perf_counter()
+        for i in range(steps):
+            mujoco.mj_step(model, data)
+            qpos[i], qvel[i] = data.qpos[0], data.qvel[0]
+            sensor[i] = data.sensordata
+        return time.perf_counter() - start
+
+    def steps_only() -> float:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+        start = time.perf_counter()
+        for _ in range(steps):
+            mujoco.mj_step(model, data)
+        return time.perf_counter() - start
+
+    lab = statistics.median(with_labkit() for _ in range(repeats))
+    loop = statistics.median(bare() for _ in range(repeats))
+    only = statistics.median(steps_only() for _ in range(repeats))
+    print(f"recording 3 signals of the pendulum, {steps} steps (median of {repeats})")
+    print(f"  mj_step alone                {steps / only / 1000:6.0f} k steps/s")
+    print(f"  bare loop copying signals    {steps / loop / 1000:6.0f} k steps/s")
+    print(f"  labkit.record                {steps / lab / 1000:6.0f} k steps/s   "
+          f"(labkit takes {lab / loop:.2f}× the bare loop's time)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-notebooks", action="store_true", help="skip the notebook runs")
+    args = parser.parse_args()
+    if not args.skip_notebooks:
+        notebooks()
+    imports()
+    rendering()
+    recording()
+
+
+if __name__ == "__main__":
+    main()

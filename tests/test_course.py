@@ -1,0 +1,94 @@
+"""Structural rules every committed chapter notebook must follow.
+
+nbval (run over course/ by the same pytest command) re-executes each notebook and
+compares its outputs; these tests check what nbval does not: conventions, budgets
+that can be read from the file, and the claim/exercise counts the chapters promise.
+"""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from labkit.notebooks import KERNEL, course_notebooks
+
+NOTEBOOKS = course_notebooks()
+MIN_CHECKS = {"01_mjcf_foundations": 20, "02_units_frames_compiler": 20}
+MIN_EXERCISES = 3
+
+
+def outputs(nb):
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            yield from cell.outputs
+
+
+def texts(nb):
+    for out in outputs(nb):
+        if out.output_type in ("display_data", "execute_result"):
+            yield out.data.get("text/plain", "")
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def notebook(request):
+    return request.param, nbformat.read(request.param, as_version=4)
+
+
+def test_there_are_chapters():
+    assert [p.stem[:2] for p in NOTEBOOKS[:3]] == ["00", "01", "02"]
+
+
+def test_first_code_cell_starts_labkit(notebook):
+    _, nb = notebook
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    assert first.source.strip() == "import labkit\nlabkit.setup()"
+    assert nb.metadata.kernelspec.name == KERNEL
+
+
+def test_committed_executed_and_small(notebook):
+    path, nb = notebook
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    assert all(c.execution_count is not None for c in code), "run `labkit execute` before committing"
+    counts = [c.execution_count for c in code]
+    assert counts == list(range(1, len(code) + 1)), "executed top to bottom in one fresh kernel"
+    assert path.stat().st_size <= 2 * 1024 * 1024, "notebooks stay under 2 MB"
+
+
+def test_no_errors_or_stderr_in_outputs(notebook):
+    _, nb = notebook
+    for out in outputs(nb):
+        assert out.output_type != "error", out.get("evalue")
+        assert not (out.output_type == "stream" and out.name == "stderr"), out.text
+
+
+def test_every_claim_cites_a_source(notebook):
+    _, nb = notebook
+    claims = [t for t in texts(nb) if t.startswith(("✔ ", "✘ FAILED")) and "Exercise" not in t[:12]]
+    assert claims, "every chapter checks its claims"
+    for claim in claims:
+        assert "\n    sources: " in claim, f"claim without sources: {claim.splitlines()[0]}"
+
+
+def test_claim_and_exercise_counts(notebook):
+    path, nb = notebook
+    passed = [t for t in texts(nb) if t.startswith("✔ ") and not t.startswith("✔ Exercise")]
+    assert len(passed) >= MIN_CHECKS.get(path.stem, 1)
+    graded = [t for t in texts(nb) if re.match(r"✔ Exercise \S+ .*: (\S+)/\1 points", t)]
+    assert len(graded) >= MIN_EXERCISES, "at least three exercises, each solved for full marks"
+
+
+def test_solution_regions_are_well_formed(notebook):
+    _, nb = notebook
+    regions = 0
+    for cell in nb.cells:
+        lines = [line.strip() for line in cell.source.splitlines()]
+        begins = [i for i, line in enumerate(lines) if line == "### BEGIN SOLUTION"]
+        ends = [i for i, line in enumerate(lines) if line == "### END SOLUTION"]
+        assert len(begins) == len(ends), "BEGIN/END SOLUTION markers come in pairs"
+        assert all(b < e for b, e in zip(begins, ends, strict=True))
+        if begins:
+            assert cell.cell_type == "code"
+        regions += len(begins)
+    assert regions >= MIN_EXERCISES
