@@ -59,8 +59,8 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
     ``Run.error``, not raised.
     """
     import nbformat
-    from nbclient import NotebookClient
     from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     path = Path(path)

@@ -41,7 +41,7 @@ def notebooks() -> None:
     for path in course_notebooks():
         run = execute(path)
         total += run.seconds
-        verdict = "ok" if run.seconds <= NOTEBOOK_BUDGET_S and not run.error else "OVER" if not run.error else "ERROR"
+        verdict = "ERROR" if run.error else "ok" if run.seconds <= NOTEBOOK_BUDGET_S else "OVER"
         print(f"  {path.stem:<28} {run.seconds:6.1f} s  [{verdict}]" + (f" {run.error}" if run.error else ""))
     print(f"  {'total':<28} {total:6.1f} s  [{'ok' if total <= COURSE_BUDGET_S else 'OVER'}]"
           f"  (budget {COURSE_BUDGET_S:.0f} s)")
@@ -57,8 +57,9 @@ def imports() -> None:
     print(f"  import mujoco                {bare * 1000:6.0f} ms")
     print(f"  import labkit                {lab * 1000:6.0f} ms   (does not import mujoco)")
     over = first_cell - bare
-    print(f"  import labkit + setup()      {first_cell * 1000:6.0f} ms   = import mujoco + {over * 1000:.0f} ms"
-          f"  [{'ok' if over <= IMPORT_BUDGET_S else 'OVER'}]  (GL probe, GL context, numpy setup)")
+    verdict = "ok" if over <= IMPORT_BUDGET_S else "OVER"
+    print(f"  import labkit + setup()      {first_cell * 1000:6.0f} ms   = import mujoco + "
+          f"{over * 1000:.0f} ms  [{verdict}]  (GL probe, GL context, numpy setup)")
 
 
 def rendering(frames: int = 200, width: int = 320, height: int = 240) -> None:
