@@ -53,8 +53,9 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-_MODULES = frozenset({"claims", "cli", "doctor", "exercises", "formatting", "gl", "models",
-                      "notebooks", "plotting", "recording", "rendering", "session", "sources"})
+_MODULES = frozenset({"actuation", "claims", "cli", "contact", "doctor", "exercises", "formatting",
+                      "gl", "models", "notebooks", "plotting", "recording", "rendering", "session",
+                      "solver", "sources"})
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,218 @@
+"""Who collides with whom, and with what force.
+
+``why(model, geom1, geom2)`` answers "can these two geoms ever produce a contact?" by
+applying, in order, the rules of MuJoCo's collision pipeline (``mj_collision`` and its
+broad-phase filters in engine_collision_driver.c): global disable flags, explicit
+``<pair>`` elements, same-body and weld filtering, the parent-child filter (which never
+applies to bodies welded to the world), ``<exclude>``, and the contype/conaffinity
+bitmasks.  Whether a contact actually appears then depends only on geometry: the geoms
+must come within their margin.
+
+``table(model, data)`` lists the active contacts with geom names, distance, position,
+normal and the forces from ``mj_contactForce``.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .formatting import fmt
+
+if TYPE_CHECKING:
+    import mujoco
+
+__all__ = ["ContactRow", "ContactTable", "Verdict", "table", "why"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer of :func:`why`.
+
+    collides: whether the pair can ever produce a contact (given close enough geometry);
+    rule: the decisive rule, a short name (``"pair"``, ``"bitmask"``, ``"parent-child"``, ...);
+    reasons: every rule that was checked, in pipeline order, in words.
+    """
+
+    collides: bool
+    rule: str
+    reasons: tuple[str, ...]
+
+    def text(self) -> str:
+        head = "can collide" if self.collides else "never collide"
+        return "\n".join([f"{head} (decided by: {self.rule})", *(f"  - {r}" for r in self.reasons)])
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def __bool__(self) -> bool:
+        return self.collides
+
+
+def _geom(model: mujoco.MjModel, geom: int | str) -> int:
+    import mujoco
+
+    if isinstance(geom, str):
+        index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, geom)
+        if index < 0:
+            names = [model.geom(i).name for i in range(model.ngeom) if model.geom(i).name]
+            raise KeyError(f"the model has no geom named {geom!r}; named geoms: {names or 'none'}")
+        return index
+    if not 0 <= geom < model.ngeom:
+        raise KeyError(f"geom id {geom} is out of range (ngeom = {model.ngeom})")
+    return int(geom)
+
+
+def _label(model: mujoco.MjModel, kind: str, index: int) -> str:
+    name = getattr(model, kind)(index).name
+    return f"{kind} {name!r}" if name else f"{kind} #{index}"
+
+
+def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
+    """Can ``geom1`` and ``geom2`` (names or ids) ever produce a contact? See module doc."""
+    __tracebackhide__ = True
+    import mujoco
+
+    g1, g2 = _geom(model, geom1), _geom(model, geom2)
+    a, b = _label(model, "geom", g1), _label(model, "geom", g2)
+    reasons: list[str] = []
+    disabled = model.opt.disableflags
+    flags = mujoco.mjtDisableBit
+    for flag, what in ((flags.mjDSBL_CONSTRAINT, "constraint"), (flags.mjDSBL_CONTACT, "contact")):
+        if disabled & flag:
+            reasons.append(f"<option><flag {what}='disable'/> turns off all contacts")
+            return Verdict(False, "disabled", tuple(reasons))
+    if g1 == g2:
+        return Verdict(False, "same geom", (f"{a} is one geom: a geom never collides with itself",))
+    pairs = [i for i in range(model.npair)
+             if {int(model.pair_geom1[i]), int(model.pair_geom2[i])} == {g1, g2}]
+    if pairs:
+        reasons.append(f"an explicit <pair> ({_label(model, 'pair', pairs[0])}) lists {a} and {b}: "
+                       "explicit pairs bypass every filter below")
+        return Verdict(True, "pair", tuple(reasons))
+    reasons.append("no explicit <pair> lists them, so the automatic filters decide")
+    b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
+    w1, w2 = int(model.body_weldid[b1]), int(model.body_weldid[b2])
+    if b1 == b2:
+        reasons.append(f"both belong to {_label(model, 'body', b1)}: geoms of one body never collide")
+        return Verdict(False, "same body", tuple(reasons))
+    if w1 == w2:
+        reasons.append(f"{_label(model, 'body', b1)} and {_label(model, 'body', b2)} are welded "
+                       f"together (no joint between them, both move as {_label(model, 'body', w1)})")
+        return Verdict(False, "same weld", tuple(reasons))
+    if model.body_dofnum[w1] == 0 and model.body_dofnum[w2] == 0:
+        reasons.append("neither can move (both are welded to the world or are mocap bodies): "
+                       "no force could act, so the pair is skipped")
+        return Verdict(False, "both static", tuple(reasons))
+    parent1 = int(model.body_weldid[model.body_parentid[w1]])
+    parent2 = int(model.body_weldid[model.body_parentid[w2]])
+    if w1 != 0 and w2 != 0 and (w1 == parent2 or w2 == parent1):
+        if disabled & flags.mjDSBL_FILTERPARENT:
+            reasons.append("parent and child, but <flag filterparent='disable'/> keeps the pair")
+        else:
+            reasons.append(f"{_label(model, 'body', w1)} and {_label(model, 'body', w2)} are parent "
+                           "and child in the kinematic tree: such pairs are filtered out "
+                           "(add a <pair> to collide them, or disable filterparent)")
+            return Verdict(False, "parent-child", tuple(reasons))
+    elif 0 in (w1, w2) and (w1 == parent2 or w2 == parent1):
+        reasons.append("one body is a child of the world: the parent-child filter never applies "
+                       "to the world body, so world geoms do collide with its children")
+    else:
+        reasons.append("not parent and child")
+    for i in range(model.nexclude):
+        bodies = (int(model.exclude_signature[i]) >> 16, int(model.exclude_signature[i]) & 0xFFFF)
+        if set(bodies) == {b1, b2}:
+            reasons.append(f"an <exclude> names {_label(model, 'body', b1)} and "
+                           f"{_label(model, 'body', b2)}")
+            return Verdict(False, "exclude", tuple(reasons))
+    reasons.append("no <exclude> names their bodies")
+    t1, c1 = int(model.geom_contype[g1]), int(model.geom_conaffinity[g1])
+    t2, c2 = int(model.geom_contype[g2]), int(model.geom_conaffinity[g2])
+    test = f"contype {t1} & conaffinity {c2} = {t1 & c2}, contype {t2} & conaffinity {c1} = {t2 & c1}"
+    if not (t1 & c2) and not (t2 & c1):
+        reasons.append(f"bitmasks share no bit ({test}): filtered out")
+        return Verdict(False, "bitmask", tuple(reasons))
+    reasons.append(f"bitmasks are compatible ({test})")
+    plane = mujoco.mjtGeom.mjGEOM_PLANE
+    if model.geom_type[g1] == plane and model.geom_type[g2] == plane:
+        reasons.append("MuJoCo has no plane-plane collision function")
+        return Verdict(False, "no collision function", tuple(reasons))
+    return Verdict(True, "bitmask", tuple(reasons))
+
+
+@dataclass(frozen=True)
+class ContactRow:
+    """One active contact: geom names, distance (m, < 0 when penetrating), position (m,
+    world), normal (unit, world, from geom1 to geom2), normal force (N, ≥ 0), tangential
+    force (N, in the contact frame's two tangent directions), condim, and whether the
+    contact is excluded from the constraint solver (``contact.exclude``)."""
+
+    geom1: str
+    geom2: str
+    dist: float
+    pos: np.ndarray
+    normal: np.ndarray
+    normal_force: float
+    friction_force: np.ndarray
+    condim: int
+    excluded: bool
+
+
+@dataclass
+class ContactTable:
+    """Active contacts of one state, as returned by :func:`table`; iterable over rows."""
+
+    rows: list[ContactRow] = field(default_factory=list)
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _cells(self, row: ContactRow) -> list[str]:
+        return [row.geom1, row.geom2, fmt(row.dist), fmt(row.pos), fmt(row.normal),
+                fmt(row.normal_force), fmt(row.friction_force), str(row.condim)]
+
+    _HEAD = ("geom1", "geom2", "dist [m]", "pos [m]", "normal", "normal force [N]",
+             "friction force [N]", "condim")
+
+    def text(self) -> str:
+        if not self.rows:
+            return "no active contacts"
+        lines = [" | ".join(self._HEAD)]
+        lines += [" | ".join(self._cells(r)) for r in self.rows]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        if not self.rows:
+            return "<i>no active contacts</i>"
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self._HEAD)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r))
+                       + "</tr>" for r in self.rows)
+        return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def table(model: mujoco.MjModel, data: mujoco.MjData) -> ContactTable:
+    """The active contacts in ``data`` (after ``mj_forward`` or ``mj_step``), with forces."""
+    import mujoco
+
+    rows = []
+    force = np.zeros(6)
+    for i in range(data.ncon):
+        contact = data.contact[i]
+        mujoco.mj_contactForce(model, data, i, force)
+        frame = contact.frame.reshape(3, 3)
+        rows.append(ContactRow(
+            geom1=model.geom(contact.geom1).name or f"#{contact.geom1}",
+            geom2=model.geom(contact.geom2).name or f"#{contact.geom2}",
+            dist=float(contact.dist), pos=contact.pos.copy(), normal=frame[0].copy(),
+            normal_force=float(force[0]), friction_force=force[1:3].copy(),
+            condim=int(contact.dim), excluded=bool(contact.exclude)))
+    return ContactTable(rows)

@@ -1,0 +1,161 @@
+"""MuJoCo's constraint-softness model as functions you can call and plot.
+
+Every constraint row (contact, limit, equality) is softened by two parameter vectors:
+
+- ``solimp = (dmin, dmax, width, midpoint, power)`` gives the **impedance** d(r) ∈ (0, 1),
+  a function of the violation r (how far the constraint is violated, beyond its margin);
+- ``solref = (timeconst, dampratio)`` (both > 0) or ``(-stiffness, -damping)`` (both < 0)
+  gives the **reference acceleration** the constraint tries to reach,
+  ``aref = -b·v - k·d(r)·r``.
+
+The solver then yields, for one isolated row, ``a = (1 - d)·a0 + d·aref`` where ``a0`` is the
+unconstrained acceleration.  The formulas follow ``getimpedance``/``getsolparam`` inside
+``mj_makeImpedance`` and ``mj_referenceConstraint`` (engine_core_constraint.c); the tests
+check them against ``mjData.efc_KBIP`` and ``efc_aref``.  Units: r in metres (or radians for
+angular constraints), k in 1/s², b in 1/s, accelerations in m/s².
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["MAXIMP", "MINIMP", "Reference", "impedance", "reference", "rest_penetration"]
+
+MINIMP = 0.0001  # mjMINIMP: impedance is clamped to [MINIMP, MAXIMP]
+MAXIMP = 0.9999  # mjMAXIMP
+_MINVAL = 1e-15  # mjMINVAL
+DEFAULT_SOLREF = (0.02, 1.0)
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def _solimp(solimp: Sequence[float]) -> np.ndarray:
+    """Clamp solimp the way the engine does before using it."""
+    s = np.array(solimp, dtype=float)
+    if s.shape != (5,):
+        raise ValueError(f"solimp has 5 numbers (dmin, dmax, width, midpoint, power), got {s.shape}")
+    s[0] = np.clip(s[0], MINIMP, MAXIMP)
+    s[1] = np.clip(s[1], MINIMP, MAXIMP)
+    s[2] = max(0.0, s[2])
+    s[3] = np.clip(s[3], MINIMP, MAXIMP)
+    s[4] = max(1.0, s[4])
+    return s
+
+
+def impedance(solimp: Sequence[float], r: float | np.ndarray) -> np.ndarray:
+    """The impedance d(r) for violation ``r`` (array-like, m or rad; its sign is ignored).
+
+    d rises from ``dmin`` at r = 0 to ``dmax`` at r = ``width`` along two power-law pieces
+    that meet at ``midpoint`` (a fraction of the width); beyond the width it stays at dmax.
+    Returns an array of the shape of ``r``.
+    """
+    dmin, dmax, width, mid, p = _solimp(solimp)
+    x = np.abs(np.asarray(r, dtype=float))
+    if dmin == dmax or width <= _MINVAL:
+        return np.full(x.shape, 0.5 * (dmin + dmax))
+    x = x / width
+    y = np.where(x <= mid, x**p / mid ** (p - 1), 1 - (1 - x) ** p / (1 - mid) ** (p - 1))
+    if p == 1:
+        y = x
+    y = np.where(x >= 1, 1.0, np.where(x <= 0, 0.0, y))
+    return dmin + y * (dmax - dmin)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Stiffness and damping MuJoCo actually uses for one constraint row.
+
+    k: stiffness multiplying d(r)·r in aref (1/s²), ``K`` of efc_KBIP;
+    b: damping multiplying v (1/s), ``B`` of efc_KBIP;
+    d: the impedance at the given violation;
+    timeconst: the time constant in force (s; NaN for the direct format);
+    requested_timeconst: the solref[0] you wrote (NaN for the direct format);
+    clamped: True when the safety rule ``timeconst ≥ 2·timestep`` changed it.
+    """
+
+    k: float
+    b: float
+    d: float
+    timeconst: float
+    requested_timeconst: float
+    clamped: bool
+
+    @property
+    def stiffness(self) -> float:
+        """Effective stiffness at this violation, k·d (1/s²): aref = -b·v - stiffness·r."""
+        return self.k * self.d
+
+
+def reference(
+    solref: Sequence[float],
+    solimp: Sequence[float],
+    r: float = 0.0,
+    *,
+    timestep: float,
+    refsafe: bool = True,
+) -> Reference:
+    """Return the :class:`Reference` (k, b, d) MuJoCo uses for ``solref``/``solimp`` at
+    violation ``r``.
+
+    Standard format (both solref numbers > 0): ``b = 2 / (dmax·timeconst)`` and
+    ``k = 1 / (dmax²·timeconst²·dampratio²)``, with timeconst raised to ``2·timestep`` unless
+    ``refsafe`` is False (``<flag refsafe="disable"/>``).  Direct format (both < 0):
+    ``k = stiffness / dmax²`` and ``b = damping / dmax``.  A mixed-sign solref is replaced
+    by the default (0.02, 1), as MuJoCo does with a warning.
+    """
+    ref = np.array(solref, dtype=float)
+    if ref.shape != (2,):
+        raise ValueError(f"solref has 2 numbers, got {ref.shape}")
+    if (ref[0] > 0) != (ref[1] > 0):
+        ref = np.array(DEFAULT_SOLREF)
+    s = _solimp(solimp)
+    dmax = s[1]
+    d = float(impedance(s, r))
+    if ref[0] > 0:
+        requested = float(ref[0])
+        timeconst = max(requested, 2 * timestep) if refsafe else requested
+        k = 1 / max(_MINVAL, dmax**2 * timeconst**2 * ref[1] ** 2)
+        b = 2 / max(_MINVAL, dmax * timeconst)
+        return Reference(float(k), float(b), d, timeconst, requested, timeconst != requested)
+    k = -ref[0] / max(_MINVAL, dmax**2)
+    b = -ref[1] / max(_MINVAL, dmax)
+    return Reference(float(k), float(b), d, float("nan"), float("nan"), False)
+
+
+def rest_penetration(
+    solref: Sequence[float],
+    solimp: Sequence[float],
+    *,
+    timestep: float,
+    accel: float = 9.81,
+    refsafe: bool = True,
+) -> float:
+    """Predict how deep (m) a body sinks into one contact while resting on it.
+
+    At rest the row's acceleration vanishes: ``(1 - d)·a0 + d·aref = 0`` with ``a0 = -accel``
+    (gravity pushing into the contact) and ``aref = k·d·δ``, so the depth δ solves
+    ``k·d(δ)²·δ = (1 - d(δ))·accel``.  This is solved exactly (bisection), d's dependence on δ
+    included.  Returns δ > 0; the body rests at signed distance ``margin - δ``.
+
+    Assumes a single contact row under the centre of mass whose diagonal approximation
+    equals the true inverse inertia (a sphere on a plane); several contacts, contacts away
+    from the centre of mass or coupled joints change the answer.
+    """
+    if accel <= 0:
+        raise ValueError("accel is the acceleration pushing into the contact; it must be > 0")
+
+    def excess(depth: float) -> float:
+        ref = reference(solref, solimp, depth, timestep=timestep, refsafe=refsafe)
+        return ref.k * ref.d**2 * depth - (1 - ref.d) * accel
+
+    low, high = 0.0, 1e-6
+    while excess(high) < 0:
+        high *= 2
+        if high > 1e6:
+            raise ValueError("no resting depth below 1e6 m: the contact is too soft to hold")
+    for _ in range(200):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if excess(mid) < 0 else (low, mid)
+    return 0.5 * (low + high)
