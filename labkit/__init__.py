@@ -26,6 +26,7 @@ _EXPORTS = {
     "model_names": "models",
     "model_path": "models",
     "ModelError": "models",
+    "compile_error": "models",
     "show": "rendering",
     "snapshot": "rendering",
     "video": "rendering",
@@ -79,7 +80,7 @@ if TYPE_CHECKING:  # for editors and type checkers only
     from .exercises import ExerciseFailed, exercise
     from .formatting import fmt
     from .gl import GLUnavailable
-    from .models import ModelError, load, model_names, model_path
+    from .models import ModelError, compile_error, load, model_names, model_path
     from .plotting import plot
     from .recording import Recording, record
     from .rendering import show, snapshot, video

@@ -13,7 +13,7 @@ from . import gl
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["ModelError", "load", "model_names", "model_path", "models_dir"]
+__all__ = ["ModelError", "compile_error", "load", "model_names", "model_path", "models_dir"]
 
 _XMLREF = "https://mujoco.readthedocs.io/en/3.17.0/XMLreference.html"
 
@@ -37,7 +37,16 @@ _HINTS = (
 
 
 class ModelError(ValueError):
-    """An MJCF model could not be found or compiled; the message says where and why."""
+    """An MJCF model could not be found or compiled; the message says where and why.
+
+    mujoco: MuJoCo's own compiler message on one line ("" when the model was not found);
+    line: the MJCF line it points at, if any.
+    """
+
+    def __init__(self, message: str, mujoco: str = "", line: int | None = None):
+        super().__init__(message)
+        self.mujoco = mujoco
+        self.line = line
 
 
 def models_dir() -> Path:
@@ -67,22 +76,38 @@ def model_path(name: str) -> Path:
     )
 
 
-def _explain(message: str, text: str | None, origin: str) -> str:
+def _mujoco_line(message: str) -> str:
+    return " ".join(part.strip() for part in message.strip().splitlines() if part.strip())
+
+
+def _explain(message: str, text: str | None, origin: str) -> ModelError:
     """Turn MuJoCo's compiler message into: where, the offending line, and what to do."""
-    message = message.strip()
     match = re.search(r"(?:line |Line number=)(\d+)", message)
-    where = ""
+    where, number = "", None
     if match and text is not None:
         number = int(match.group(1))
         lines = text.splitlines()
         if 1 <= number <= len(lines):
             where = f"\n  line {number}: {lines[number - 1].strip()}"
     hint = next((h for pattern, h in _HINTS if re.search(pattern, message)), None)
-    detail = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    detail = _mujoco_line(message)
     text_out = f"MuJoCo could not compile {origin}.{where}\n  MuJoCo says: {detail}"
     if hint:
         text_out += f"\n  What to do: {hint}."
-    return text_out
+    return ModelError(text_out, detail, number)
+
+
+def compile_error(source: str | os.PathLike[str]) -> str | None:
+    """MuJoCo's compiler message for ``source`` (as :func:`load` takes it), or None if it
+    compiles.  For lessons about what the compiler rejects."""
+    __tracebackhide__ = True
+    try:
+        load(source)
+    except ModelError as exc:
+        if not exc.mujoco:
+            raise
+        return exc.mujoco
+    return None
 
 
 def load(
@@ -122,7 +147,7 @@ def load(
         else:
             model = mujoco.MjModel.from_xml_path(str(path), assets or {})
     except ValueError as exc:
-        raise ModelError(_explain(str(exc), text, origin)) from None
+        raise _explain(str(exc), text, origin) from None
     data = mujoco.MjData(model)
     if keyframe is not None:
         key = keyframe if isinstance(keyframe, int) else mujoco.mj_name2id(

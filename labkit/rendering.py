@@ -29,11 +29,21 @@ _CACHE_SIZE = 4
 _renderers: OrderedDict[tuple[int, int, int], tuple[Any, Any]] = OrderedDict()
 
 
+def _close(renderer: Any) -> None:
+    # mujoco.Renderer.close() frees its GL objects in whatever context is current; if that
+    # is another renderer's, it deletes *that* renderer's buffers (their ids coincide) and
+    # its next frames are noise.  Make the renderer's own context current first.
+    context = getattr(renderer, "_gl_context", None)
+    if context is not None:
+        context.make_current()
+    renderer.close()
+
+
 def close_renderers() -> None:
     """Close every cached renderer and free its GL context."""
     while _renderers:
         _, (_, renderer) = _renderers.popitem()
-        renderer.close()
+        _close(renderer)
 
 
 # Runs before mujoco.egl's own atexit handler (handlers run last-registered first):
@@ -51,7 +61,7 @@ def _renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer
         _renderers.move_to_end(key)
         return entry[1]
     if entry is not None:  # a new model reused the id of a collected one
-        _renderers.pop(key)[1].close()
+        _close(_renderers.pop(key)[1])
     # The offscreen buffer must hold the frame; enlarging it only affects rendering.
     model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
     model.vis.global_.offheight = max(model.vis.global_.offheight, height)
@@ -61,10 +71,10 @@ def _renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer
             "disagree, or mujoco was imported before labkit.setup(). Restart the kernel and "
             "run labkit.setup() first."
         )
+    while len(_renderers) >= _CACHE_SIZE:
+        _close(_renderers.popitem(last=False)[1][1])
     renderer = mujoco.Renderer(model, height=height, width=width)
     _renderers[key] = (weakref.ref(model), renderer)
-    while len(_renderers) > _CACHE_SIZE:
-        _renderers.popitem(last=False)[1][1].close()
     return renderer
 
 

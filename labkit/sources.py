@@ -110,15 +110,29 @@ def _library_symbols() -> frozenset[str] | None:
         for section in (".symtab", ".dynsym"):
             table = elf.get_section_by_name(section)
             if table is not None:
-                names.update(s.name for s in table.iter_symbols() if s["st_info"]["type"] == "STT_FUNC")
+                names.update(s.name for s in table.iter_symbols()
+                             if s["st_info"]["type"] == "STT_FUNC")
     return frozenset(names)
+
+
+def _has_symbol(symbols: frozenset[str], function: str) -> bool:
+    """C functions by name; C++ methods (``"mjCGeom::Compile"``) by their Itanium-mangled
+    prefix ``_ZN7mjCGeom7CompileE``, which any overload of the method starts with."""
+    if "::" not in function:
+        return function in symbols
+    parts = function.split("::")
+    if not all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in parts):
+        return False
+    prefix = "_ZN" + "".join(f"{len(p)}{p}" for p in parts) + "E"
+    return any(name.startswith(prefix) for name in symbols)
 
 
 def engine(file: str, function: str) -> Source:
     """Cite engine ``function`` in source ``file`` (e.g. ``"engine_forward.c"``).
 
     ``file`` may be a bare name with a known prefix (``engine_``, ``user_``, ``xml_``, ...)
-    or a repository path.  On Linux the function must appear in the installed libmujoco's
+    or a repository path; ``function`` a C function or a C++ method
+    (``"mjCModel::CompileTree"``).  On Linux the function must appear in the installed libmujoco's
     symbol table; small static helpers that the compiler inlined are absent there, so cite
     the function that contains them.  Elsewhere the symbol is not checked.
     """
@@ -132,7 +146,7 @@ def engine(file: str, function: str) -> Source:
     symbols = _library_symbols()
     if symbols is None:
         detail = "symbol not checked on this platform"
-    elif function in symbols:
+    elif _has_symbol(symbols, function):
         detail = f"{function} found in libmujoco {_installed_version()}"
     else:
         raise SourceError(

@@ -33,6 +33,14 @@ def test_broken_mjcf_names_line_and_fix():
     assert "unrecognized attribute" in text and "What to do:" in text
 
 
+def test_compile_error_returns_mujocos_message():
+    assert labkit.compile_error("<mujoco><worldbody><body mass='1'/></worldbody></mujoco>") == (
+        "XML Error: Schema violation: unrecognized attribute: 'mass' Element 'body', line 1")
+    assert labkit.compile_error("pendulum") is None
+    with pytest.raises(labkit.ModelError, match="no course model"):
+        labkit.compile_error("pendulm")
+
+
 def test_malformed_xml_is_called_out():
     with pytest.raises(labkit.ModelError, match="not well-formed"):
         labkit.load("<mujoco><worldbody><geom size='1'></worldbody></mujoco>")

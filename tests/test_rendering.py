@@ -45,3 +45,14 @@ def test_unknown_camera(pendulum):
         assert "no camera 'nope'" in str(exc)
     else:
         raise AssertionError("an unknown camera must be an error")
+
+
+def test_evicting_a_renderer_does_not_corrupt_the_others():
+    # more models than the cache holds: closing the oldest must not touch the newest
+    spheres = [labkit.load(f'<mujoco><visual><quality shadowsize="1024"/></visual><worldbody>'
+                           f'<light pos="0 0 2"/><geom size="{0.1 + 0.05 * i}" rgba="1 0 0 1"/>'
+                           f'</worldbody></mujoco>') for i in range(rendering._CACHE_SIZE + 2)]
+    images = [labkit.snapshot(m, d, width=64, height=48) for m, d in spheres]
+    rendering.close_renderers()
+    fresh = labkit.snapshot(*spheres[-1], width=64, height=48)
+    assert np.array_equal(images[-1], fresh)

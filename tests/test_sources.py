@@ -39,6 +39,12 @@ def test_engine_confirms_public_and_internal_functions():
     assert internal.url.endswith("/src/engine/engine_core_constraint.c")
 
 
+def test_engine_finds_cpp_methods():
+    assert "found" in labkit.engine("user_objects.cc", "mjCGeom::SetInertia").detail
+    with pytest.raises(labkit.SourceError):
+        labkit.engine("user_objects.cc", "mjCGeom::Compile_gone")
+
+
 def test_engine_rejects_an_inlined_helper():
     with pytest.raises(labkit.SourceError, match="cite its caller"):
         labkit.engine("engine_collision_driver.c", "filterBitmask")
