@@ -27,6 +27,7 @@ _EXPORTS = {
     "model_path": "models",
     "ModelError": "models",
     "compile_error": "models",
+    "mujoco_warnings": "messages",
     "show": "rendering",
     "snapshot": "rendering",
     "video": "rendering",
@@ -55,7 +56,7 @@ __all__ = sorted(_EXPORTS)
 
 
 _MODULES = frozenset({"actuation", "claims", "cli", "contact", "doctor", "exercises", "formatting",
-                      "gl", "models", "notebooks", "plotting", "recording", "rendering", "session",
+                      "gl", "messages", "models", "notebooks", "plotting", "recording", "rendering", "session",
                       "solver", "sources"})
 
 
@@ -80,6 +81,7 @@ if TYPE_CHECKING:  # for editors and type checkers only
     from .exercises import ExerciseFailed, exercise
     from .formatting import fmt
     from .gl import GLUnavailable
+    from .messages import mujoco_warnings
     from .models import ModelError, compile_error, load, model_names, model_path
     from .plotting import plot
     from .recording import Recording, record

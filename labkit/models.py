@@ -25,8 +25,9 @@ _HINTS = (
      f"(the XML reference shows where each element may appear: {_XMLREF})"),
     (r"XML parse error|XML_ERROR", "the file is not well-formed XML: look for a tag that is "
      "not closed, closed twice, or closed with the wrong name near that line"),
-    (r"mass and inertia of moving bodies", "a body with joints has no mass: give it a geom "
-     "(with a size, so it has volume) or an <inertial> element"),
+    (r"mass and inertia of moving bodies", "a body with joints has no mass or inertia: give it "
+     "an <inertial> element, or a geom with volume (geoms count only while <compiler "
+     "inertiafromgeom> is not 'false')"),
     (r"must be positive", "a size is zero or missing: count how many numbers this geom type "
      "needs in size= (sphere 1, capsule/cylinder 2, box/ellipsoid 3)"),
     (r"Error opening file", "the file does not exist at that path (paths inside a model are "
@@ -39,7 +40,8 @@ _HINTS = (
 class ModelError(ValueError):
     """An MJCF model could not be found or compiled; the message says where and why.
 
-    mujoco: MuJoCo's own compiler message on one line ("" when the model was not found);
+    mujoco: MuJoCo's own compiler message, as MuJoCo wrote it ("" when the model was not
+    found);
     line: the MJCF line it points at, if any.
     """
 
@@ -94,12 +96,12 @@ def _explain(message: str, text: str | None, origin: str) -> ModelError:
     text_out = f"MuJoCo could not compile {origin}.{where}\n  MuJoCo says: {detail}"
     if hint:
         text_out += f"\n  What to do: {hint}."
-    return ModelError(text_out, detail, number)
+    return ModelError(text_out, message.strip(), number)
 
 
 def compile_error(source: str | os.PathLike[str]) -> str | None:
-    """MuJoCo's compiler message for ``source`` (as :func:`load` takes it), or None if it
-    compiles.  For lessons about what the compiler rejects."""
+    """MuJoCo's own compiler message for ``source`` (as :func:`load` takes it), or None if
+    it compiles.  For lessons about what the compiler rejects."""
     __tracebackhide__ = True
     try:
         load(source)

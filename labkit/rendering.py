@@ -106,16 +106,28 @@ def _camera(model: mujoco.MjModel, camera: Any, azimuth: float | None,
     return cam
 
 
-def _options(contacts: bool, forces: bool, frames: bool, transparent: bool) -> Any:
+def _options(contacts: bool, forces: bool, frames: bool | str, transparent: bool,
+             flags: Sequence[str]) -> Any:
     import mujoco
 
     option = mujoco.MjvOption()
-    flags = mujoco.mjtVisFlag
-    option.flags[flags.mjVIS_CONTACTPOINT] = contacts
-    option.flags[flags.mjVIS_CONTACTFORCE] = forces
-    option.flags[flags.mjVIS_TRANSPARENT] = transparent
+    vis = mujoco.mjtVisFlag
+    option.flags[vis.mjVIS_CONTACTPOINT] = contacts
+    option.flags[vis.mjVIS_CONTACTFORCE] = forces
+    option.flags[vis.mjVIS_TRANSPARENT] = transparent
+    for flag in flags:
+        name = f"mjVIS_{flag.upper()}"
+        if not hasattr(vis, name):
+            known = [n.removeprefix("mjVIS_").lower() for n in vis.__members__ if n != "mjNVISFLAG"]
+            raise ValueError(f"unknown visual flag {flag!r}; MuJoCo's flags: {', '.join(known)}")
+        option.flags[getattr(vis, name)] = True
     if frames:
-        option.frame = mujoco.mjtFrame.mjFRAME_BODY
+        kind = "body" if frames is True else str(frames)
+        name = f"mjFRAME_{kind.upper()}"
+        if not hasattr(mujoco.mjtFrame, name):
+            raise ValueError(f"frames must be True or one of body, geom, site, camera, light, "
+                             f"contact, world; got {frames!r}")
+        option.frame = getattr(mujoco.mjtFrame, name)
     return option
 
 
@@ -128,8 +140,9 @@ def snapshot(
     height: int = 360,
     contacts: bool = False,
     forces: bool = False,
-    frames: bool = False,
+    frames: bool | str = False,
     transparent: bool = False,
+    flags: Sequence[str] = (),
     azimuth: float | None = None,
     elevation: float | None = None,
     distance: float | None = None,
@@ -140,14 +153,16 @@ def snapshot(
     camera: a model camera (name or id), an ``mujoco.MjvCamera``, or None for a free
         camera that frames the whole model (then azimuth/elevation in degrees, distance
         in metres and lookat may adjust it).
-    contacts, forces: draw contact points and contact forces; frames: body frames;
-    transparent: make geoms see-through.  Does not change ``data``.
+    contacts, forces: draw contact points and contact forces; frames: True (body frames)
+    or "geom", "site", "world", ...; transparent: make geoms see-through; flags: more of
+    MuJoCo's visual flags by name, e.g. ``("convexhull", "inertia", "joint")``.
+    Does not change ``data``.
     """
     __tracebackhide__ = True
     renderer = _renderer(model, width, height)
     cam = _camera(model, camera, azimuth, elevation, distance, lookat)
     renderer.update_scene(data, camera=cam,
-                          scene_option=_options(contacts, forces, frames, transparent))
+                          scene_option=_options(contacts, forces, frames, transparent, flags))
     return renderer.render().copy()
 
 

@@ -35,7 +35,7 @@ def test_broken_mjcf_names_line_and_fix():
 
 def test_compile_error_returns_mujocos_message():
     assert labkit.compile_error("<mujoco><worldbody><body mass='1'/></worldbody></mujoco>") == (
-        "XML Error: Schema violation: unrecognized attribute: 'mass' Element 'body', line 1")
+        "XML Error: Schema violation: unrecognized attribute: 'mass'\nElement 'body', line 1")
     assert labkit.compile_error("pendulum") is None
     with pytest.raises(labkit.ModelError, match="no course model"):
         labkit.compile_error("pendulm")

@@ -20,6 +20,14 @@ MUTATIONS = [
      "damping drains energy: the bounded-wobble claim breaks"),
     ("00_start_here", "pendulum.xml", 'size="0.05" mass="1"', 'size="0.05" mass="1.5"',
      "the body-mass claim sums the geoms' masses"),
+    ("01_mjcf_foundations", "arm.xml", 'size="0.02" mass="0.5"', 'size="0.02" mass="0.6"',
+     "the three-routes-to-mass claim expects the forearm's explicit 0.5 kg"),
+    ("01_mjcf_foundations", "shapes.xml", 'type="box" size="0.1 0.15 0.05"',
+     'type="box" size="0.1 0.15 0.05" density="500"', "the default-density masses change"),
+    ("02_units_frames_compiler", "frames_orientation_forms.xml", 'axisangle="1 1 1 120"',
+     'axisangle="1 1 1 100"', "the five forms no longer write one orientation"),
+    ("02_units_frames_compiler", "compiler_mesh_lprism.xml", '0 0.1 0.04"\n          face=',
+     '0 0.1 0.05"\n          face=', "one top vertex rises: the L's exact volume changes"),
 ]
 
 

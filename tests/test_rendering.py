@@ -56,3 +56,15 @@ def test_evicting_a_renderer_does_not_corrupt_the_others():
     rendering.close_renderers()
     fresh = labkit.snapshot(*spheres[-1], width=64, height=48)
     assert np.array_equal(images[-1], fresh)
+
+
+def test_visual_flags_by_name(pendulum):
+    model, data = pendulum
+    hull = labkit.snapshot(model, data, width=64, height=48, flags=["convexhull"], frames="geom")
+    assert hull.shape == (48, 64, 3)
+    try:
+        labkit.snapshot(model, data, flags=["convexhul"])
+    except ValueError as exc:
+        assert "unknown visual flag 'convexhul'" in str(exc) and "convexhull" in str(exc)
+    else:
+        raise AssertionError("a misspelt flag must be an error")
