@@ -76,7 +76,9 @@ class Claim:
 
     statement: the claim in words; observed/expected: the values compared;
     tol/rtol: absolute/relative tolerance (None for exact comparison);
-    passed: whether it held; sources: the citations; why: the mismatch, if any.
+    holds: whether the statement held; expect_fail: True for a counterexample, a statement
+    shown because it does *not* hold; passed: whether the outcome was the expected one;
+    sources: the citations; why: the mismatch, if any.
     """
 
     statement: str
@@ -84,10 +86,23 @@ class Claim:
     expected: Any
     tol: float | None
     rtol: float | None
-    passed: bool
+    holds: bool
     sources: tuple[Source, ...]
     why: str = ""
+    expect_fail: bool = False
     _shown: bool = field(default=False, repr=False, compare=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.holds != self.expect_fail
+
+    @property
+    def _mark(self) -> str:
+        if self.expect_fail:
+            if self.passed:
+                return "✘ does not hold, as expected:"
+            return "✘ FAILED: held, but was expected not to:"
+        return "✔" if self.passed else "✘ FAILED"
 
     # -- text -----------------------------------------------------------------
     def _comparison(self) -> str:
@@ -103,8 +118,7 @@ class Claim:
         return text
 
     def text(self) -> str:
-        mark = "✔" if self.passed else "✘ FAILED"
-        lines = [f"{mark} {self.statement}", f"    {self._comparison()}"]
+        lines = [f"{self._mark} {self.statement}", f"    {self._comparison()}"]
         if self.why:
             lines.append(f"    {self.why}")
         if self.sources:
@@ -115,8 +129,8 @@ class Claim:
         return self.text()
 
     def _repr_html_(self) -> str:
-        color = "#2e7d32" if self.passed else "#c62828"
-        mark = "✔" if self.passed else "✘ FAILED"
+        color = "#2e7d32" if self.holds and self.passed else "#c62828"
+        mark = self._mark
         links = " · ".join(
             f'<a href="{html.escape(s.url)}" target="_blank">{html.escape(s.label)}</a>'
             if s.url else html.escape(s.label)
@@ -152,6 +166,8 @@ class Claim:
             "tol": self.tol,
             "rtol": self.rtol,
             "passed": self.passed,
+            "holds": self.holds,
+            "expect_fail": self.expect_fail,
             "why": self.why,
             "sources": [{"kind": s.kind, "label": s.label, "url": s.url} for s in self.sources],
             "mujoco": mujoco.__version__,
@@ -227,6 +243,7 @@ def check(
     tol: float | None = None,
     rtol: float | None = None,
     sources: Sequence[Source] | Source = (),
+    expect_fail: bool = False,
 ) -> Claim:
     """Check that ``observed`` is what ``statement`` predicts, and show the claim.
 
@@ -237,8 +254,12 @@ def check(
         Without either, the comparison is exact — right for counts, names, flags and
         values MuJoCo copies verbatim, wrong for anything integrated.
     sources: the :class:`~labkit.sources.Source` objects that back the claim.
+    expect_fail: state a counterexample: a plausible statement that does *not* hold
+        (a textbook formula outside its range, a wrong tutorial claim).  It is shown as
+        failing, and raises only if it unexpectedly holds.
 
-    Returns the :class:`Claim`; raises :class:`ClaimFailed` if it does not hold.
+    Returns the :class:`Claim`; raises :class:`ClaimFailed` if the outcome is not the
+    expected one.
     """
     __tracebackhide__ = True
     if isinstance(sources, Source):
@@ -249,7 +270,7 @@ def check(
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be a non-negative number, got {value!r}")
     why = _compare(observed, expected, tol, rtol)
-    claim = Claim(statement, observed, expected, tol, rtol, not why, tuple(sources), why)
+    claim = Claim(statement, observed, expected, tol, rtol, not why, tuple(sources), why, expect_fail)
     log = os.environ.get("LABKIT_CLAIMS")
     if log:
         with open(log, "a", encoding="utf-8") as handle:

@@ -61,3 +61,11 @@ def test_claims_log(tmp_path, monkeypatch):
     assert first["notebook"] == "99_test" and first["passed"] and first["mujoco"] == "3.17.0"
     assert first["sources"][0]["label"] == "mjmodel.h:nv"
     assert second["observed"] == [1.0] and not second["passed"]
+
+
+def test_counterexamples_show_as_failing_and_raise_only_if_they_hold():
+    claim = labkit.check("g is 10", -9.81, -10.0, tol=0.01, expect_fail=True)
+    assert claim.passed and not claim.holds
+    assert claim.text().startswith("✘ does not hold, as expected: g is 10")
+    with pytest.raises(labkit.ClaimFailed, match="held, but was expected not to"):
+        labkit.check("g is about 10", -9.81, -10.0, tol=0.5, expect_fail=True)
