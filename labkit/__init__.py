@@ -49,15 +49,19 @@ _EXPORTS = {
     "Source": "sources",
     "SourceError": "sources",
     "exercise": "exercises",
+    "trace": "actuation",
+    "explain": "actuation",
     "ExerciseFailed": "exercises",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-_MODULES = frozenset({"actuation", "claims", "cli", "contact", "doctor", "exercises", "formatting",
-                      "gl", "messages", "models", "notebooks", "plotting", "recording", "rendering", "session",
-                      "solver", "sources"})
+_MODULES = frozenset({
+    "actuation", "claims", "cli", "contact", "doctor", "exercises", "formatting", "gl", "grading",
+    "messages", "models", "notebooks", "plotting", "recording", "rendering", "session", "solver",
+    "sources", "student",
+})
 
 
 def __getattr__(name: str) -> Any:
@@ -77,6 +81,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for editors and type checkers only
     # ruff: noqa: F401
+    from .actuation import explain, trace
     from .claims import Claim, ClaimFailed, above, below, between, check
     from .exercises import ExerciseFailed, exercise
     from .formatting import fmt

@@ -5,8 +5,8 @@ A signal is named by a short spec string::
     "qpos:<joint>"   joint position(s)        (1 value; 4 for ball, 7 for free joints)
     "qvel:<joint>"   joint velocity(ies)      (1; 3 for ball, 6 for free joints)
     "qacc:<joint>"   joint acceleration(s)
-    "ctrl:<actuator>"   the control written to data.ctrl
-    "force:<actuator>"  data.actuator_force (scalar actuator force, in actuator space)
+    "ctrl:<actuator>"   its controls in data.ctrl (several for pid/orientation actuators)
+    "force:<actuator>"  its output(s) in data.actuator_force (actuator space, before gear)
     "act:<actuator>"    activation state(s) of a stateful actuator
     "sensor:<sensor>"   sensor reading(s)
     "xpos:<body>"       body frame position in world (3)
@@ -91,7 +91,7 @@ def _lookup(model: mujoco.MjModel, kind: str, name: str) -> int:
 
     obj, count = {
         "joint": (mujoco.mjtObj.mjOBJ_JOINT, model.njnt),
-        "actuator": (mujoco.mjtObj.mjOBJ_ACTUATOR, model.nu),
+        "actuator": (mujoco.mjtObj.mjOBJ_ACTUATOR, model.nactuator),
         "sensor": (mujoco.mjtObj.mjOBJ_SENSOR, model.nsensor),
         "body": (mujoco.mjtObj.mjOBJ_BODY, model.nbody),
         "site": (mujoco.mjtObj.mjOBJ_SITE, model.nsite),
@@ -128,7 +128,11 @@ def resolve(model: mujoco.MjModel, spec: str) -> tuple[str, np.ndarray, str]:
             if adr < 0:
                 raise ValueError(f"actuator {name!r} has no activation state (it is stateless)")
             return "act", np.arange(adr, adr + num), ""
-        return ("ctrl" if kind == "ctrl" else "actuator_force"), np.array([a]), ""
+        if kind == "ctrl":  # an actuator may take several controls (pid, orientation)
+            adr, num = model.actuator_ctrladr[a], model.actuator_ctrlnum[a]
+            return "ctrl", np.arange(adr, adr + num), ""
+        adr, num = model.actuator_outadr[a], model.actuator_outnum[a]  # and give several forces
+        return "actuator_force", np.arange(adr, adr + num), ""
     if kind == "sensor":
         s = _lookup(model, "sensor", name)
         adr, dim = model.sensor_adr[s], model.sensor_dim[s]

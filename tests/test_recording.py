@@ -99,3 +99,15 @@ def test_crossings_interpolate_between_samples():
     np.testing.assert_allclose(rec.crossings("x"), 0.3 / (2 * np.pi) + np.arange(2), atol=1e-4)
     np.testing.assert_allclose(rec.crossings("x", rising=False), 0.5 + 0.3 / (2 * np.pi) + np.arange(2),
                                atol=1e-4)
+
+
+def test_multi_input_actuators_record_their_whole_blocks():
+    xml = """<mujoco><worldbody>
+      <body><joint name="a" axis="0 1 0"/><geom size=".1"/></body>
+      <body pos="1 0 0"><joint name="b" axis="0 1 0"/><geom size=".1"/></body></worldbody>
+      <actuator><motor name="m" joint="a"/><pid name="p" joint="b" kp="3" kv="1"/></actuator></mujoco>"""
+    model, data = labkit.load(xml)
+    rec = labkit.record(model, data, 3, ["ctrl:p", "force:p", "ctrl:m"], ctrl=[0.5, 0.2, 0.1])
+    assert model.nu == 3 and rec["ctrl:p"].shape == (4, 2) and rec["ctrl:m"].shape == (4,)
+    np.testing.assert_array_equal(rec["ctrl:p"][-1], [0.2, 0.1])
+    np.testing.assert_array_equal(rec["force:p"][-1], data.actuator_force[model.actuator_outadr[1]])
