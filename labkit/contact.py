@@ -25,7 +25,7 @@ from .formatting import fmt
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["ContactRow", "ContactTable", "Verdict", "table", "why"]
+__all__ = ["ContactRow", "ContactTable", "Verdict", "pairs", "table", "why"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,11 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
     if pairs:
         reasons.append(f"an explicit <pair> ({_label(model, 'pair', pairs[0])}) lists {a} and {b}: "
                        "explicit pairs bypass every filter below")
+        weld1 = int(model.body_weldid[model.geom_bodyid[g1]])
+        weld2 = int(model.body_weldid[model.geom_bodyid[g2]])
+        if weld1 == weld2 or (model.body_dofnum[weld1] == 0 and model.body_dofnum[weld2] == 0):
+            reasons.append("but neither geom can move relative to the other, so MuJoCo marks the "
+                           "contact excluded (contact.exclude = 3) and it never produces force")
         return Verdict(True, "pair", tuple(reasons))
     reasons.append("no explicit <pair> lists them, so the automatic filters decide")
     b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
@@ -118,8 +123,8 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
                            "(add a <pair> to collide them, or disable filterparent)")
             return Verdict(False, "parent-child", tuple(reasons))
     elif 0 in (w1, w2) and (w1 == parent2 or w2 == parent1):
-        reasons.append("one body is a child of the world: the parent-child filter never applies "
-                       "to the world body, so world geoms do collide with its children")
+        reasons.append("one body is a child of the world, or of a body welded to the world: the "
+                       "parent-child filter never applies to the world, so they do collide")
     else:
         reasons.append("not parent and child")
     for i in range(model.nexclude):
@@ -197,6 +202,11 @@ class ContactTable:
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r))
                        + "</tr>" for r in self.rows)
         return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def pairs(model: mujoco.MjModel, data: mujoco.MjData) -> set[frozenset[str]]:
+    """The geom pairs in ``data.contact``, each a frozenset of two geom names (or ``#id``)."""
+    return {frozenset((row.geom1, row.geom2)) for row in table(model, data)}
 
 
 def table(model: mujoco.MjModel, data: mujoco.MjData) -> ContactTable:

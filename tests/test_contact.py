@@ -108,6 +108,15 @@ def test_disabled_contacts_and_unknown_geoms():
         contact.why(model, "bal", "floor")
 
 
+def test_pairs_and_pairs_that_cannot_move():
+    model, data = labkit.load(XML)
+    assert frozenset(("ball", "floor")) in contact.pairs(model, data)
+    fixed, _ = labkit.load(XML.replace('<pair geom1="upper" geom2="lower"/>',
+                                       '<pair geom1="floor" geom2="frame"/>'))
+    verdict = contact.why(fixed, "floor", "frame")
+    assert verdict.collides and "never produces force" in verdict.text()
+
+
 def test_table_reports_the_resting_weight():
     model, data = labkit.load(XML)
     for _ in range(500):

@@ -28,6 +28,10 @@ MUTATIONS = [
      'axisangle="1 1 1 100"', "the five forms no longer write one orientation"),
     ("02_units_frames_compiler", "compiler_mesh_lprism.xml", '0 0.1 0.04"\n          face=',
      '0 0.1 0.05"\n          face=', "one top vertex rises: the L's exact volume changes"),
+    ("06_contacts_filtering", "contact_arena.xml", 'contype="3" conaffinity="3"',
+     'contype="2" conaffinity="2"', "the 0b11-collides-with-1 bitmask lesson loses its bit"),
+    ("06_contacts_filtering", "contact_ball.xml", 'cone="elliptic"', 'cone="pyramidal"',
+     "torsional braking departs from mu_t·N under pyramidal cones"),
 ]
 
 
