@@ -34,6 +34,7 @@ _EXPORTS = {
     "record": "recording",
     "Recording": "recording",
     "plot": "plotting",
+    "figure": "plotting",
     "check": "claims",
     "Claim": "claims",
     "ClaimFailed": "claims",
@@ -88,7 +89,7 @@ if TYPE_CHECKING:  # for editors and type checkers only
     from .gl import GLUnavailable
     from .messages import mujoco_warnings
     from .models import ModelError, compile_error, load, model_names, model_path
-    from .plotting import plot
+    from .plotting import figure, plot
     from .recording import Recording, record
     from .rendering import show, snapshot, video
     from .session import BASELINE_MUJOCO, BaselineVersionWarning, setup

@@ -12,7 +12,18 @@ from .recording import Recording
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["plot"]
+__all__ = ["figure", "plot"]
+
+
+def figure(size: tuple[float, float] = (6.4, 3.2), *, ncols: int = 1) -> tuple[Figure, object]:
+    """A new matplotlib Figure and its Axes (an array of them when ``ncols > 1``), for plots
+    :func:`plot` does not make.  Like :func:`plot`'s figures, it is detached from pyplot,
+    so it shows once, as the cell's last value.  ``size`` is in inches."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, ncols, figsize=size, layout="constrained")
+    plt.close(fig)
+    return fig, axes
 
 
 def plot(

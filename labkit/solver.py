@@ -141,7 +141,11 @@ def rest_penetration(
 
     Assumes a single contact row under the centre of mass whose diagonal approximation
     equals the true inverse inertia (a sphere on a plane); several contacts, contacts away
-    from the centre of mass or coupled joints change the answer.
+    from the centre of mass or coupled joints change the answer.  Exact for frictionless
+    and elliptic contacts; for pyramidal cones only when μ²(1 + μ²) = 2·impratio (true
+    at MuJoCo's defaults μ = 1, impratio = 1), since the pyramid's edges share the
+    normal load differently otherwise.  With dmax < dmin the rest equation can have
+    several roots; the shallowest is returned, which a simulation need not reach.
     """
     if accel <= 0:
         raise ValueError("accel is the acceleration pushing into the contact; it must be > 0")

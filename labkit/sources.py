@@ -110,7 +110,8 @@ def _library_symbols() -> frozenset[str] | None:
         for section in (".symtab", ".dynsym"):
             table = elf.get_section_by_name(section)
             if table is not None:
-                names.update(s.name for s in table.iter_symbols()
+                # the compiler may suffix local copies of a function: mj_solPrimal.llvm.123
+                names.update(s.name.split(".", 1)[0] for s in table.iter_symbols()
                              if s["st_info"]["type"] == "STT_FUNC")
     return frozenset(names)
 

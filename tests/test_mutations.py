@@ -28,6 +28,10 @@ MUTATIONS = [
      'axisangle="1 1 1 100"', "the five forms no longer write one orientation"),
     ("02_units_frames_compiler", "compiler_mesh_lprism.xml", '0 0.1 0.04"\n          face=',
      '0 0.1 0.05"\n          face=', "one top vertex rises: the L's exact volume changes"),
+    # chapter 05's claims are laws computed from the model's own parameters, so most edits
+    # keep them true; tilting the ramp past the friction angle breaks their premise
+    ("05_solver_parameters", "solver_ramp.xml", 'size="0.4 0.2 0.05" euler="0 20 0"',
+     'size="0.4 0.2 0.05" euler="0 30 0"', "past tan θ = μ the cube slides instead of creeping"),
     ("06_contacts_filtering", "contact_arena.xml", 'contype="3" conaffinity="3"',
      'contype="2" conaffinity="2"', "the 0b11-collides-with-1 bitmask lesson loses its bit"),
     ("06_contacts_filtering", "contact_ball.xml", 'cone="elliptic"', 'cone="pyramidal"',

@@ -111,3 +111,4 @@ def test_multi_input_actuators_record_their_whole_blocks():
     assert model.nu == 3 and rec["ctrl:p"].shape == (4, 2) and rec["ctrl:m"].shape == (4,)
     np.testing.assert_array_equal(rec["ctrl:p"][-1], [0.2, 0.1])
     np.testing.assert_array_equal(rec["force:p"][-1], data.actuator_force[model.actuator_outadr[1]])
+

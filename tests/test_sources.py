@@ -39,6 +39,11 @@ def test_engine_confirms_public_and_internal_functions():
     assert internal.url.endswith("/src/engine/engine_core_constraint.c")
 
 
+def test_engine_finds_functions_with_compiler_suffixes():
+    # the symbol table holds mj_solPrimal.llvm.<hash>, a local copy made by the optimiser
+    assert "found" in labkit.engine("engine_solver.c", "mj_solPrimal").detail
+
+
 def test_engine_finds_cpp_methods():
     assert "found" in labkit.engine("user_objects.cc", "mjCGeom::SetInertia").detail
     with pytest.raises(labkit.SourceError):
