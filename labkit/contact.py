@@ -166,6 +166,13 @@ class ContactRow:
     excluded: bool
 
 
+def _clean(vector: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """Zero the components that are round-off next to ``scale``: they differ between
+    machines in their last bits and would make printed tables unstable."""
+    limit = 1e-9 * max(1.0, abs(scale), float(np.max(np.abs(vector), initial=0.0)))
+    return np.where(np.abs(vector) < limit, 0.0, vector)
+
+
 @dataclass
 class ContactTable:
     """Active contacts of one state, as returned by :func:`table`; iterable over rows."""
@@ -179,8 +186,9 @@ class ContactTable:
         return len(self.rows)
 
     def _cells(self, row: ContactRow) -> list[str]:
-        return [row.geom1, row.geom2, fmt(row.dist), fmt(row.pos), fmt(row.normal),
-                fmt(row.normal_force), fmt(row.friction_force), str(row.condim)]
+        return [row.geom1, row.geom2, fmt(row.dist), fmt(row.pos), fmt(_clean(row.normal)),
+                fmt(row.normal_force), fmt(_clean(row.friction_force, row.normal_force)),
+                str(row.condim)]
 
     _HEAD = ("geom1", "geom2", "dist [m]", "pos [m]", "normal", "normal force [N]",
              "friction force [N]", "condim")

@@ -34,6 +34,12 @@ MUTATIONS = [
      'size="0.4 0.2 0.05" euler="0 30 0"', "past tan θ = μ the cube slides instead of creeping"),
     ("06_contacts_filtering", "contact_arena.xml", 'contype="3" conaffinity="3"',
      'contype="2" conaffinity="2"', "the 0b11-collides-with-1 bitmask lesson loses its bit"),
+    ("07_contact_tuning", "tuning_grasp.xml", '<geom friction="0.05 0.005 0.0001"/>',
+     '<geom friction="0.2 0.005 0.0001"/>', "the slipping grasp's sliding rate g − 2μN/m changes"),
+    ("07_contact_tuning", "tuning_thin_plate.xml", 'size="0.05 0.05 0.001"',
+     'size="0.05 0.05 0.02"', "a thick plate no longer lets the small ball through"),
+    ("07_contact_tuning", "tuning_peg_mesh.xml", 'name="peg" type="box" size="0.015 0.015 0.04"',
+     'name="peg" type="box" size="0.025 0.025 0.04"', "a wider peg no longer fits the decomposed hole"),
     ("06_contacts_filtering", "contact_ball.xml", 'cone="elliptic"', 'cone="pyramidal"',
      "torsional braking departs from mu_t·N under pyramidal cones"),
 ]
