@@ -60,7 +60,7 @@ __all__ = sorted(_EXPORTS)
 
 _MODULES = frozenset({
     "actuation", "claims", "cli", "contact", "doctor", "exercises", "formatting", "gl", "grading",
-    "messages", "models", "notebooks", "plotting", "recording", "rendering", "session", "solver",
+    "messages", "models", "notebooks", "plotting", "recording", "rendering", "reporting", "session", "solver",
     "sources", "student",
 })
 

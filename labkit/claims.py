@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from . import reporting
 from .formatting import fmt
 from .sources import Source
 
@@ -158,7 +157,7 @@ class Claim:
         from . import __version__
 
         return {
-            "notebook": os.environ.get("LABKIT_NOTEBOOK") or os.environ.get("JPY_SESSION_NAME", ""),
+            "notebook": reporting.notebook_name(),
             "statement": self.statement,
             "observed": _jsonable(self.observed),
             "expected": str(self.expected) if isinstance(self.expected, Bound)
@@ -190,22 +189,9 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _in_ipython() -> bool:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    return get_ipython() is not None
-
-
 def _display(claim: Claim) -> None:
     claim._shown = True
-    if _in_ipython():
-        from IPython.display import display
-
-        display({"text/plain": claim.text(), "text/html": claim._repr_html_()}, raw=True)
-    else:
-        print(claim.text())
+    reporting.show(claim.text(), claim._repr_html_())
 
 
 def _compare(observed: Any, expected: Any, tol: float | None, rtol: float | None) -> str:
@@ -271,10 +257,7 @@ def check(
             raise ValueError(f"{name} must be a non-negative number, got {value!r}")
     why = _compare(observed, expected, tol, rtol)
     claim = Claim(statement, observed, expected, tol, rtol, not why, tuple(sources), why, expect_fail)
-    log = os.environ.get("LABKIT_CLAIMS")
-    if log:
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(claim.record()) + "\n")
+    reporting.append("LABKIT_CLAIMS", claim.record())
     _display(claim)
     if not claim.passed:
         raise ClaimFailed(claim.text())

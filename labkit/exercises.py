@@ -19,9 +19,7 @@ results): the grader reads it.
 from __future__ import annotations
 
 import html
-import json
 import math
-import os
 import sys
 from dataclasses import dataclass
 from types import TracebackType
@@ -29,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from . import reporting
 from .formatting import fmt
 
 __all__ = ["Exercise", "ExerciseFailed", "exercise"]
@@ -188,7 +187,7 @@ class Exercise:
     def record(self) -> dict[str, Any]:
         """The grading outcome as a JSON-serialisable dict (the grades-log format)."""
         return {
-            "notebook": os.environ.get("LABKIT_NOTEBOOK") or os.environ.get("JPY_SESSION_NAME", ""),
+            "notebook": reporting.notebook_name(),
             "exercise": self.number,
             "title": self.title,
             "points": self.points,
@@ -212,25 +211,11 @@ class Exercise:
                                        max(1.0, sum(r.weight for r in self.results)), reason))
         if not self.results:
             raise RuntimeError(f"exercise {self.number} states no requirement to grade")
-        log = os.environ.get("LABKIT_GRADES")
-        if log:
-            with open(log, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(self.record()) + "\n")
-        _show(self)
+        reporting.append("LABKIT_GRADES", self.record())
+        reporting.show(self.text(), self._repr_html_())
         if not self.passed:
             raise ExerciseFailed(self.text()) from None
         return error is None
-
-
-def _show(ex: Exercise) -> None:
-    from .claims import _in_ipython
-
-    if _in_ipython():
-        from IPython.display import display
-
-        display({"text/plain": ex.text(), "text/html": ex._repr_html_()}, raw=True)
-    else:
-        print(ex.text())
 
 
 def exercise(number: str, title: str, *, points: float = 1) -> Exercise:
