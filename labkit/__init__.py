@@ -28,6 +28,7 @@ _EXPORTS = {
     "ModelError": "models",
     "compile_error": "models",
     "mujoco_warnings": "messages",
+    "control_callback": "callbacks",
     "show": "rendering",
     "snapshot": "rendering",
     "video": "rendering",
@@ -59,9 +60,9 @@ __all__ = sorted(_EXPORTS)
 
 
 _MODULES = frozenset({
-    "actuation", "claims", "cli", "contact", "doctor", "exercises", "formatting", "gl", "grading",
-    "messages", "models", "notebooks", "plotting", "recording", "rendering", "reporting", "session", "solver",
-    "sources", "student",
+    "actuation", "callbacks", "claims", "cli", "contact", "doctor", "exercises", "formatting",
+    "gl", "grading", "messages", "models", "notebooks", "plotting", "recording", "rendering",
+    "reporting", "session", "solver", "sources", "student",
 })
 
 
@@ -83,6 +84,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for editors and type checkers only
     # ruff: noqa: F401
     from .actuation import explain, trace
+    from .callbacks import control_callback
     from .claims import Claim, ClaimFailed, above, below, between, check
     from .exercises import ExerciseFailed, exercise
     from .formatting import fmt

@@ -715,7 +715,11 @@ class Stage:
 
     def shown(self) -> str:
         """The value as text: labelled entries (``pos=0.5, vel=0``) where labels are known."""
-        values = np.asarray(self.value).reshape(-1)
+        values = np.asarray(self.value, dtype=float).reshape(-1)
+        # round-off (a residual velocity of 3e-12 rad/s) differs between machines: show it as 0
+        finite = values[np.isfinite(values)]
+        limit = 1e-9 * max(1.0, float(np.max(np.abs(finite), initial=0.0)))
+        values = np.where(np.abs(values) < limit, 0.0, values)
         if self.labels and len(self.labels) == len(values) and len(values) > 1:
             return ", ".join(f"{label}={fmt(v)}" for label, v in zip(self.labels, values, strict=True))
         if values.size == 0:

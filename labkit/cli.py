@@ -1,4 +1,4 @@
-"""The ``labkit`` command: ``labkit doctor``, ``labkit claims``, ``labkit execute``."""
+"""The ``labkit`` command: ``doctor``, ``claims``, ``execute``, ``student``, ``grade``."""
 
 from __future__ import annotations
 
@@ -103,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
                                   "(for maintainers: regenerates the committed outputs)")
     execute.add_argument("notebooks", nargs="*", help="notebooks (default: all of course/)")
     execute.set_defaults(run=_execute)
+    from . import grading, student
+
+    student.add_commands(commands)
+    grading.add_commands(commands)
     args = parser.parse_args(argv)
     return args.run(args)
 

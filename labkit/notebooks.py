@@ -59,7 +59,8 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
     ``Run.error``, not raised.
     """
     import nbformat
-    from jupyter_client.manager import KernelManager
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
@@ -68,7 +69,8 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
     variables = {"LABKIT_NOTEBOOK": path.stem, **(env or {})}
     # IPC transport: a local kernel needs no TCP port (and ipykernel warns about
     # unencrypted TCP on every start).
-    manager = KernelManager(kernel_name="python3", transport="ipc",
+    # The asynchronous manager lets nbclient's timeout interrupt a cell that never ends.
+    manager = AsyncKernelManager(kernel_name="python3", transport="ipc",
                             ip=str(Path(tempfile.mkdtemp(prefix="labkit-kernel-")) / "k"))
     client = NotebookClient(notebook, timeout=timeout, km=manager,
                             resources={"metadata": {"path": str(path.parent)}})
@@ -79,7 +81,9 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
             client.execute()
         except CellExecutionError as exc:
             error = f"{exc.ename}: {exc.evalue}"
+        except TimeoutError:
+            error = f"TimeoutError: a cell ran longer than {timeout} s"
         finally:
             if manager.has_kernel:
-                manager.shutdown_kernel(now=True)
+                run_sync(manager.shutdown_kernel)(now=True)
     return Run(path, notebook, time.perf_counter() - start, error)

@@ -36,3 +36,14 @@ def test_claims_summarises_per_chapter(tmp_path):
     assert row.split()[1:3] == ["2", "0"]
     assert len(log.read_text().splitlines()) == 2
     assert nbformat.read(path, as_version=4).cells[0].outputs == []  # the file is untouched
+
+
+def test_execute_stops_a_cell_that_never_ends(tmp_path):
+    from labkit.notebooks import execute
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("while True:\n    pass")]
+    path = tmp_path / "loop.ipynb"
+    nbformat.write(nb, path)
+    run = execute(path, timeout=2)
+    assert run.error == "TimeoutError: a cell ran longer than 2 s" and run.seconds < 30

@@ -28,6 +28,14 @@ MUTATIONS = [
      'axisangle="1 1 1 100"', "the five forms no longer write one orientation"),
     ("02_units_frames_compiler", "compiler_mesh_lprism.xml", '0 0.1 0.04"\n          face=',
      '0 0.1 0.05"\n          face=', "one top vertex rises: the L's exact volume changes"),
+    ("03_actuators_force", "actuator_arm.xml", '<position kp="50" kv="5"/>',
+     '<position kp="60" kv="5"/>', "the steady-state sag τ/kp is checked against kp = 50"),
+    ("03_actuators_force", "actuator_transmissions.xml", 'coef="0.5"', 'coef="0.4"',
+     "the tendon's moment arm changes what the joints receive"),
+    ("04_actuators_limits_state", "clamp_elbow.xml", 'actuatorfrcrange="-1.2 1.2"',
+     'actuatorfrcrange="-2 2"', "the fourth clamp no longer cuts 1.6 down to 1.2"),
+    ("04_actuators_limits_state", "clamp_stepper.xml", 'kp="100" kv="100"', 'kp="100" kv="10"',
+     "the stepper recipe is no longer unstable under Euler at kv·h/m = 4"),
     # chapter 05's claims are laws computed from the model's own parameters, so most edits
     # keep them true; tilting the ramp past the friction angle breaks their premise
     ("05_solver_parameters", "solver_ramp.xml", 'size="0.4 0.2 0.05" euler="0 20 0"',

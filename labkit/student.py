@@ -1,0 +1,536 @@
+"""Student copies of chapter notebooks: solutions removed, nothing leaked.
+
+``labkit student SRC... OUT`` writes, for every notebook in SRC (files or folders), a
+copy in OUT in which
+
+- every ``### BEGIN SOLUTION`` / ``### END SOLUTION`` region of a code cell is replaced by
+  one line, ``raise NotImplementedError("Exercise N.M · <title>: ...")``, at the marker's
+  indentation; the lines before and after the region stay.  ``N.M`` and the title come
+  from the next ``labkit.exercise("N.M", "<title>", ...)`` call (in the same cell after
+  the region, or in a following code cell).  In a markdown cell the region becomes
+  ``YOUR ANSWER HERE`` (nbgrader's convention);
+- every ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS`` region is removed, markers
+  included, and cells tagged ``hidden-tests`` are dropped; a cell tagged ``solution`` is
+  treated as one solution region;
+- all outputs, execution counts and attachments are cleared, cell metadata keeps only
+  ``tags``, ``editable``, ``deletable`` and ``slideshow``, notebook metadata only
+  ``kernelspec`` and ``language_info``.
+
+Then every solution and hidden-test line (whitespace removed, at least
+:data:`MIN_SECRET` characters) is searched for in every string of the copy; if one is
+found the copy is refused (:class:`SolutionLeak`) and nothing is written.  A solution line
+that the notebook also shows outside every region (``<freejoint/>`` in a hint, say) is not
+secret: it is listed in :attr:`StudentCopy.public_lines` instead.
+
+The copy runs in a fresh kernel up to its first exercise and stops there with the
+exercise's ``NotImplementedError``.  OUT may not be, or lie inside, a source folder, and
+existing files are only replaced with ``force``.  Only notebooks are written; course
+models are found as before (``LABKIT_MODELS`` or the repository's ``models/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MIN_SECRET",
+    "ExerciseCall",
+    "SolutionLeak",
+    "StudentCopy",
+    "StudentCopyError",
+    "add_commands",
+    "check_student_copy",
+    "exercise_calls",
+    "student_notebook",
+    "write_student_copies",
+]
+
+MIN_SECRET = 8
+"""Solution lines shorter than this (whitespace removed) are not searched for: ``x = 1``
+or ``)`` occur everywhere."""
+
+BEGIN_SOLUTION, END_SOLUTION = "BEGIN SOLUTION", "END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
+_MARKER = re.compile(r"^[ \t]*#+[ \t]*(BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS)"
+                     r"[ \t]*$")
+_MENTION = re.compile(r"(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
+SOLUTION_TAGS = frozenset({"solution"})
+HIDDEN_TAGS = frozenset({"hidden-tests", "hidden_tests"})
+CELL_METADATA = ("tags", "editable", "deletable", "slideshow")
+NOTEBOOK_METADATA = ("kernelspec", "language_info")
+MARKDOWN_STUB = "YOUR ANSWER HERE"
+
+
+class StudentCopyError(ValueError):
+    """A student copy cannot be made (bad markers, OUT inside SRC, files in the way)."""
+
+
+class SolutionLeak(StudentCopyError):
+    """Solution text survived in a student copy; nothing was written."""
+
+
+# -- exercise calls ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExerciseCall:
+    """One ``labkit.exercise("N.M", "title", points=P)`` call found in a cell."""
+
+    id: str
+    title: str
+    points: float | None  # None when points is not a literal number
+
+
+_CALL = re.compile(r"""\bexercise\(\s*(['"])(?P<id>[^'"]+)\1\s*(?:,\s*(['"])(?P<title>.*?)\3)?"""
+                   r"""(?:[^)]*?\bpoints\s*=\s*(?P<points>[0-9.]+))?""")
+
+
+def _python(source: str) -> str:
+    """Cell source as plain Python (IPython magics and shell escapes transformed)."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # pragma: no cover - IPython comes with ipykernel
+        return source
+    try:
+        return TransformerManager().transform_cell(source)
+    except Exception:  # a cell IPython cannot read is read as is
+        return source
+
+
+def _literal(node: ast.expr | None) -> Any:
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+def exercise_calls(source: str) -> list[ExerciseCall]:
+    """The ``exercise(...)`` calls in a cell's source, in source order.
+
+    Recognises ``labkit.exercise(...)``, ``exercise(...)`` and ``<anything>.exercise(...)``
+    whose first argument is a literal id; ``points`` defaults to 1 as in labkit.
+    """
+    try:
+        tree = ast.parse(_python(source))
+    except SyntaxError:
+        return [ExerciseCall(m["id"], m["title"] or "", float(m["points"]) if m["points"] else 1.0)
+                for m in _CALL.finditer(source)]
+    calls = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        number = _literal(node.args[0])
+        if name != "exercise" or not isinstance(number, (str, int, float)) or isinstance(number, bool):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords}
+        title = _literal(node.args[1]) if len(node.args) > 1 else _literal(keywords.get("title"))
+        points: Any = 1.0
+        if "points" in keywords:
+            points = _literal(keywords["points"])
+            points = float(points) if isinstance(points, (int, float)) and not isinstance(points, bool) \
+                else None
+        calls.append((node.lineno, node.col_offset,
+                      ExerciseCall(str(number), title if isinstance(title, str) else "", points)))
+    return [call for *_, call in sorted(calls, key=lambda c: (c[0], c[1]))]
+
+
+# -- regions ------------------------------------------------------------------------------
+@dataclass
+class _Stub:
+    indent: str
+    cell: int
+
+
+@dataclass
+class _Cell:
+    """A cell's source split into kept lines and stub placeholders, and its secret lines."""
+
+    parts: list[str | _Stub] = field(default_factory=list)
+    secrets: list[tuple[str, str]] = field(default_factory=list)  # (kind, line)
+    stubs: int = 0
+    hidden: int = 0
+
+
+def _marker(line: str, cell: int, number: int, code: bool) -> str | None:
+    match = _MARKER.match(line.rstrip("\r\n"))
+    if match:
+        return match.group(1)
+    if code and _MENTION.search(line):
+        raise StudentCopyError(
+            f"cell {cell + 1}, line {number}: {line.strip()!r} mentions a marker but is not a marker "
+            "line; markers are whole comment lines such as '### BEGIN SOLUTION'")
+    return None
+
+
+def has_solution(source: str) -> bool:
+    """Whether a cell's source contains a solution region."""
+    return any((m := _MARKER.match(line)) and m.group(1) == BEGIN_SOLUTION for line in source.splitlines())
+
+
+def _split(source: str, index: int, code: bool, whole_solution: bool) -> _Cell:
+    result = _Cell()
+    if whole_solution:
+        lines = source.splitlines(keepends=True)
+        if any(_marker(line, index, n, code) for n, line in enumerate(lines, 1)):
+            raise StudentCopyError(f"cell {index + 1} is tagged 'solution' and also has markers: "
+                                   "use one or the other")
+        indent = re.match(r"[ \t]*", source.lstrip("\n")).group(0)
+        result.parts.append(_Stub(indent, index))
+        result.secrets += [(BEGIN_SOLUTION, line) for line in lines]
+        result.stubs = 1
+        return result
+    state: str | None = None
+    opened = 0
+    for number, line in enumerate(source.splitlines(keepends=True), 1):
+        marker = _marker(line, index, number, code)
+        where = f"cell {index + 1}, line {number}"
+        if state is None:
+            if marker == BEGIN_SOLUTION:
+                state, opened = BEGIN_SOLUTION, number
+                result.parts.append(_Stub(re.match(r"[ \t]*", line).group(0), index))
+                result.stubs += 1
+            elif marker == BEGIN_HIDDEN:
+                state, opened = BEGIN_HIDDEN, number
+                result.hidden += 1
+            elif marker is not None:
+                raise StudentCopyError(f"{where}: '{marker}' without a matching BEGIN line")
+            else:
+                result.parts.append(line)
+        elif marker is None:
+            result.secrets.append((state, line))
+        elif marker == ("END " + state.removeprefix("BEGIN ")):
+            state = None
+        else:
+            raise StudentCopyError(f"{where}: '{marker}' inside the region opened at line {opened} "
+                                   f"('{state}'); regions cannot nest")
+    if state is not None:
+        raise StudentCopyError(f"cell {index + 1}, line {opened}: '{state}' is never closed")
+    return result
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _strings(node: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, str):
+        yield where, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield f"{where}.{key}", str(key)
+            yield from _strings(value, f"{where}.{key}")
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            yield from _strings(value, f"{where}[{i}]")
+
+
+def find_leaks(notebook: Any, secrets: Iterable[str]) -> list[tuple[str, str]]:
+    """(where, secret) for every secret (whitespace-free text) found in any string of
+    ``notebook`` (sources, metadata, outputs, attachments, keys included)."""
+    haystack = [(where, _norm(text)) for where, text in _strings(notebook, "notebook")]
+    found = []
+    for secret in dict.fromkeys(secrets):
+        where = next((w for w, text in haystack if secret in text), None)
+        if where is not None:
+            found.append((where, secret))
+    return found
+
+
+# -- the student copy ------------------------------------------------------------------------
+@dataclass
+class StudentCopy:
+    """A student copy and what was done to make it."""
+
+    notebook: Any
+    exercises: list[str]          # exercise ids of the stubs, in order (repeats when split)
+    stubs: int                    # solution regions replaced
+    hidden: int                   # hidden-test regions and cells removed
+    outputs_cleared: int          # code cells that had outputs
+    attachments_removed: int      # cells that had attachments
+    public_lines: list[str]       # solution lines the notebook shows outside every region anyway
+    source: Path | None = None
+
+
+def _prompt(call: ExerciseCall | None, names: list[str]) -> str:
+    """The stub's message: ``Exercise N.M · title: replace this line with your answer (set x)``."""
+    head = "Exercise" if call is None else f"Exercise {call.id}" + (f" · {call.title}" if call.title else "")
+    want = f" (set {', '.join(names)})" if names else ""
+    return f"{head}: replace this line with your answer{want}"
+
+
+def _assigned(lines: list[str]) -> list[str]:
+    """Top-level names a solution region assigns or defines (in order)."""
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(_python("".join(lines))))
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Name):
+                    names.append(sub.id)
+    return list(dict.fromkeys(names))
+
+
+def student_notebook(notebook: Any) -> StudentCopy:
+    """Make the student copy of a notebook (an ``nbformat`` node; it is not modified).
+
+    Raises :class:`StudentCopyError` for malformed markers and :class:`SolutionLeak` if
+    solution text would survive.
+    """
+    import nbformat
+
+    nb = copy.deepcopy(notebook)
+    split: list[_Cell | None] = []          # None: cell dropped (hidden tests)
+    for index, cell in enumerate(nb.cells):
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if tags & HIDDEN_TAGS:
+            split.append(None)
+            continue
+        code = cell.cell_type == "code"
+        split.append(_split(cell.source, index, code, bool(tags & SOLUTION_TAGS)))
+
+    # exercise calls after each cell's regions: same cell first, then the following code cells
+    kept = ["".join(p for p in parts.parts if isinstance(p, str)) if parts else "" for parts in split]
+    calls = [exercise_calls(text) if cell.cell_type == "code" else []
+             for cell, text in zip(nb.cells, kept, strict=True)]
+    secrets: list[str] = []
+    public: list[str] = []
+    exercises: list[str] = []
+    hidden = outputs = attachments = stubs = 0
+    cells = []
+    for index, (cell, parts) in enumerate(zip(nb.cells, split, strict=True)):
+        if parts is None:
+            hidden += 1
+            secrets += [_norm(line) for line in cell.source.splitlines()]
+            continue
+        hidden += parts.hidden
+        stubs += parts.stubs
+        secrets += [_norm(line) for _, line in parts.secrets]
+        if parts.stubs:
+            after = next((i for i in range(index, len(calls)) if calls[i]), None)
+            call = calls[after][0] if after is not None else _exercise_in_markdown(nb.cells, index)
+            feedback = kept[after] if after is not None else ""
+            regions = [line for kind, line in parts.secrets if kind == BEGIN_SOLUTION]
+            names = [n for n in _assigned(regions) if re.search(rf"\b{re.escape(n)}\b", feedback)]
+            exercises += [call.id if call else "?"] * parts.stubs
+            if cell.cell_type == "code":
+                # a JSON string is a valid Python literal, in the course's double quotes
+                stub = f"raise NotImplementedError({json.dumps(_prompt(call, names), ensure_ascii=False)})\n"
+            else:
+                stub = MARKDOWN_STUB + "\n"
+        if parts.stubs or parts.hidden:
+            text, stub_lines = "", []
+            for part in parts.parts:
+                if isinstance(part, _Stub):
+                    stub_lines.append(text.count("\n") + 1)
+                    part = part.indent + stub
+                text += part
+            cell.source = text.rstrip("\n") if not cell.source.endswith("\n") else text
+            if cell.cell_type == "code" and stub_lines:
+                _check_stubs(cell.source, stub_lines, index)
+        if cell.cell_type == "code":
+            outputs += bool(cell.get("outputs"))
+            cell.outputs = []
+            cell.execution_count = None
+        if "attachments" in cell:
+            attachments += 1
+            del cell["attachments"]
+        meta = cell.get("metadata", {})
+        keep = {k: meta[k] for k in CELL_METADATA if k in meta}
+        if "tags" in keep:
+            keep["tags"] = [t for t in keep["tags"] if t not in SOLUTION_TAGS | HIDDEN_TAGS]
+            if not keep["tags"]:
+                del keep["tags"]
+        cell.metadata = nbformat.from_dict(keep)
+        cells.append(cell)
+    nb.cells = cells
+    nb.metadata = nbformat.from_dict({k: nb.metadata[k] for k in NOTEBOOK_METADATA if k in nb.metadata})
+
+    # what the source shows outside every region is public; everything else must be gone
+    visible = [_norm(text) for text, parts in zip(kept, split, strict=True) if parts]
+    secret = []
+    for line in dict.fromkeys(s for s in secrets if len(s) >= MIN_SECRET):
+        (public if any(line in text for text in visible) else secret).append(line)
+    leaks = find_leaks(nb, secret)
+    if leaks:
+        shown = "; ".join(f"{s!r} in {w}" for w, s in leaks[:5])
+        raise SolutionLeak(f"solution text would survive in the student copy: {shown}")
+    nbformat.validate(nb)
+    return StudentCopy(nb, exercises, stubs, hidden, outputs, attachments, public)
+
+
+def _exercise_in_markdown(cells: Sequence[Any], index: int) -> ExerciseCall | None:
+    """Fallback id: 'Exercise N.M' in this cell or the nearest markdown cell above it."""
+    for cell in [cells[index], *reversed(cells[:index])]:
+        match = re.search(r"Exercise\s+(\d+(?:\.\d+)+)", cell.source)
+        if match:
+            return ExerciseCall(match.group(1), "", None)
+        if cell.cell_type == "markdown" and cell is not cells[index]:
+            break
+    return None
+
+
+def _check_stubs(source: str, lines: list[int], index: int) -> None:
+    """Each stub must be a statement of valid Python, not text inside a string literal."""
+    try:
+        tree = ast.parse(_python(source))
+    except SyntaxError as exc:
+        raise StudentCopyError(
+            f"cell {index + 1}: with its stub the cell is not valid Python ({exc.msg}, line {exc.lineno}); "
+            "check the indentation of its BEGIN SOLUTION line") from None
+    raises = {node.lineno for node in ast.walk(tree) if isinstance(node, ast.Raise)}
+    for line in lines:
+        if line not in raises:
+            raise StudentCopyError(
+                f"cell {index + 1}, line {line}: the solution region sits inside a string or an "
+                "expression, so its stub would not run; put the markers around whole statements "
+                "(e.g. around the entire `xml = \"\"\"...\"\"\"` assignment)")
+
+
+# -- files ------------------------------------------------------------------------------------
+def _sources(paths: Iterable[Path]) -> list[Path]:
+    found = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found += sorted(p for p in path.glob("*.ipynb") if p.is_file())
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise StudentCopyError(f"no such notebook or folder: {path}")
+    if not found:
+        raise StudentCopyError("no notebooks found in " + ", ".join(map(str, paths)))
+    return found
+
+
+def write_student_copies(sources: Iterable[Path | str], out: Path | str, *, force: bool = False
+                         ) -> list[tuple[Path, StudentCopy]]:
+    """Write the student copy of every notebook in ``sources`` (files or folders) to ``out``.
+
+    Returns ``(written path, copy)`` pairs.  Everything is checked before anything is
+    written: OUT may not be or lie inside a source notebook's folder, two sources may not
+    share a name, and existing files are replaced only with ``force``.  The sources are
+    read, never written.
+    """
+    import nbformat
+
+    out = Path(out)
+    paths = _sources(Path(s) for s in sources)
+    target = out.resolve()
+    for path in paths:
+        folder = path.resolve().parent
+        if target == folder or target.is_relative_to(folder):
+            raise StudentCopyError(
+                f"refusing to write student copies into {out}: it is (inside) the folder of the source "
+                f"{path}; choose a folder outside it, e.g. {folder.parent / (folder.name + '-student')}")
+    names = [p.name for p in paths]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise StudentCopyError(f"two sources share the name {', '.join(twice)}")
+    existing = [out / n for n in names if (out / n).exists()]
+    if existing and not force:
+        raise StudentCopyError(f"refusing to overwrite {', '.join(map(str, existing))} (use --force)")
+    made = []
+    for path in paths:
+        try:
+            notebook = nbformat.read(path, as_version=4)
+        except Exception as exc:  # whatever makes it unreadable, the refusal says what
+            raise StudentCopyError(f"{path} is not a readable notebook: {exc}") from None
+        try:
+            made.append(student_notebook(notebook))
+        except StudentCopyError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
+        made[-1].source = path
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path, made_copy in zip(paths, made, strict=True):
+        destination = out / path.name
+        handle, temporary = tempfile.mkstemp(dir=out, prefix=".student-", suffix=".ipynb")
+        os.close(handle)
+        try:
+            nbformat.write(made_copy.notebook, temporary)
+            os.replace(temporary, destination)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+        written.append((destination, made_copy))
+    return written
+
+
+def check_student_copy(path: Path | str, *, timeout: int = 300) -> tuple[bool, str]:
+    """Run a student copy in a fresh kernel (cwd: its folder) and confirm that it stops at
+    its first exercise with that exercise's ``NotImplementedError``.  Returns (ok, what)."""
+    import nbformat
+
+    from .notebooks import execute
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    first = next((c for c in nb.cells if c.cell_type == "code" and "raise NotImplementedError(" in c.source),
+                 None)
+    run = execute(path, timeout=timeout)
+    if first is None:
+        return run.error is None, run.error or "runs to the end (it has no exercise stub)"
+    match = re.search(r"NotImplementedError\(\"(Exercise [^ :\"]*)", first.source)
+    want = f"NotImplementedError: {match.group(1) if match else 'Exercise'}"
+    if run.error and run.error.startswith(want):
+        return True, f"runs up to its first exercise and stops there with {run.error.split(' · ')[0]}"
+    return False, f"expected it to stop with {want}…, but got {run.error or 'no error'}"
+
+
+# -- command line ---------------------------------------------------------------------------
+def _main(args: argparse.Namespace) -> int:
+    try:
+        written = write_student_copies(args.sources, args.out, force=args.force)
+    except StudentCopyError as exc:
+        print(f"labkit student: {exc}")
+        return 2
+    status = 0
+    for path, made in written:
+        ids = ", ".join(dict.fromkeys(made.exercises)) or "none"
+        print(f"✔ {path} ← {made.source}: {made.stubs} solution regions replaced by stubs "
+              f"(exercises {ids}), {made.hidden} hidden-test parts removed, outputs of "
+              f"{made.outputs_cleared} cells and {made.attachments_removed} attachments cleared; "
+              "no solution text left")
+        if made.public_lines:
+            sample = ", ".join(f"`{line}`" for line in made.public_lines[:3])
+            print(f"  note: {len(made.public_lines)} solution lines also appear outside the solution "
+                  f"regions and stay visible (e.g. {sample})")
+        if args.check:
+            ok, what = check_student_copy(path)
+            print(f"  {'✔' if ok else '✘'} {what}")
+            status |= not ok
+    print(f"{len(written)} student notebooks written to {args.out}")
+    return status
+
+
+def add_commands(subparsers: Any) -> None:
+    """Register ``labkit student`` on labkit's argparse subparsers."""
+    parser = subparsers.add_parser(
+        "student", help="write student copies of notebooks: solutions replaced by stubs, "
+        "outputs cleared, nothing leaked",
+        description="Write student copies of notebooks to OUT: every BEGIN/END SOLUTION region "
+        "becomes a stub that raises NotImplementedError naming the exercise, hidden tests are "
+        "removed, outputs/execution counts/attachments/metadata are cleared, and the copy is "
+        "refused if any solution text survives.")
+    parser.add_argument("sources", nargs="+", metavar="SRC", help="notebooks or folders of notebooks")
+    parser.add_argument("out", metavar="OUT", help="folder for the copies (not inside a source's folder)")
+    parser.add_argument("--force", action="store_true", help="replace existing files in OUT")
+    parser.add_argument("--check", action="store_true",
+                        help="run each copy and confirm it stops at its first exercise")
+    parser.set_defaults(run=_main)
