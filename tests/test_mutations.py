@@ -48,6 +48,10 @@ MUTATIONS = [
      'size="0.05 0.05 0.02"', "a thick plate no longer lets the small ball through"),
     ("07_contact_tuning", "tuning_peg_mesh.xml", 'name="peg" type="box" size="0.015 0.015 0.04"',
      'name="peg" type="box" size="0.025 0.025 0.04"', "a wider peg no longer fits the decomposed hole"),
+    ("08_kinematic_drive", "hand.xml", '<body name="rod" pos="0.005 0 0.125">',
+     '<body name="rod" pos="0.02 0 0.125">', "the rod no longer rests 3 mm into its post"),
+    ("09_capstone", "capstone_gripper.xml", 'kp="50" kv="20"', 'kp="500" kv="20"',
+     "a stiff lift servo no longer sags as the chapter computes"),
     ("06_contacts_filtering", "contact_ball.xml", 'cone="elliptic"', 'cone="pyramidal"',
      "torsional braking departs from mu_t·N under pyramidal cones"),
 ]

@@ -1,0 +1,390 @@
+"""Measure a grasp-and-lift trial: ``labkit.grasp.trial``.
+
+A gripper (a *hand* body carrying *finger* bodies) closes on an *object*, lifts it and
+holds it, following a fixed :func:`script` of three phases::
+
+    close   the close controls ramp from 0 to their targets; the object rests on its support
+    lift    the lift controls ramp smoothly (3s² - 2s³) from their close values to theirs
+    hold    every control stays where the lift left it
+
+and the trial measures, from the simulation alone (SI units throughout):
+
+- **slip** (m): how far the object moved relative to the fingers (the mean position of
+  the finger bodies) after the grasp was made, i.e. from the end of *close* to the end
+  of the trial; the largest distance is reported;
+- **penetration** (m): the deepest overlap of any contact that involves the object
+  (``-contact.dist``; a contact margin is not subtracted), over the whole trial, and the
+  two geoms of that contact;
+- **peak_force** / **mean_force** (N): the normal force each finger exerts on the object
+  (``mj_contactForce``, summed over that finger's contacts), its largest value over the
+  whole trial and its mean over the hold (averaged over the fingers);
+- **jitter** (m/s): the RMS about its mean of the object's velocity relative to the hand
+  during the hold; a steady creep has no jitter, a shaking object has;
+- **lift** (m): the object's height above its starting height, the lowest value during
+  the hold (so a lift that sags, arrives late or drops the object shows it).
+
+Positions are read from ``xpos`` after each ``mj_step``: they and the contacts belong to
+the same state (the one the step started from).  Velocities are finite differences of
+those positions.  A simulation that diverges is reported (``unstable``), not hidden.
+:func:`configure` applies a dictionary of contact, solver and servo parameters to a
+model, with errors that name the entry that is wrong.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from . import gl
+from .formatting import fmt
+from .recording import Recording
+
+if TYPE_CHECKING:
+    import mujoco
+
+__all__ = ["PARAMETERS", "GraspReport", "configure", "script", "smoothstep", "trial"]
+
+# -- parameters ------------------------------------------------------------------------------
+#: The parameters :func:`configure` understands, and what each one sets.
+PARAMETERS = {
+    "friction": "sliding friction of every geom (or a (sliding, torsional, rolling) triple)",
+    "condim": "contact dimensionality of every geom: 1, 3, 4 or 6",
+    "solref": "(timeconst, dampratio) or (-stiffness, -damping) of every geom",
+    "solimp": "(dmin, dmax, width, midpoint, power) of every geom",
+    "cone": "friction cone: 'pyramidal' or 'elliptic'",
+    "impratio": "ratio of frictional to normal constraint impedance (≥ 1 makes friction stiffer)",
+    "noslip_iterations": "iterations of the noslip post-solver (0: off)",
+    "timestep": "simulation timestep (s)",
+    "integrator": "'Euler', 'implicitfast', 'implicit' or 'RK4'",
+    "<servo>_kp": "position gain (N/m or N·m/rad) of the servos named <servo>",
+    "<servo>_kv": "velocity gain (N·s/m or N·m·s/rad) of the servos named <servo>",
+}
+
+
+def _actuator(model: mujoco.MjModel, name: str) -> int:
+    import mujoco
+
+    index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
+    if index < 0:
+        names = [model.actuator(i).name for i in range(model.nu)]
+        raise KeyError(f"the model has no actuator named {name!r}; its actuators: {names}")
+    return index
+
+
+def _vector(key: str, value: Any, size: int) -> np.ndarray:
+    array = np.asarray(value, dtype=float).reshape(-1)
+    if array.size != size or not np.all(np.isfinite(array)):
+        raise ValueError(f"{key!r} needs {size} finite numbers, got {value!r}")
+    return array
+
+
+def configure(
+    model: mujoco.MjModel,
+    params: Mapping[str, Any],
+    *,
+    servos: Mapping[str, Sequence[str]] = (),  # type: ignore[assignment]
+    geoms: Sequence[str] | None = None,
+) -> mujoco.MjModel:
+    """Apply ``params`` (keys as in :data:`PARAMETERS`) to ``model`` in place; return it.
+
+    Contact parameters go to every geom named in ``geoms`` (default: every geom), so both
+    sides of each contact agree and MuJoCo's mixing rules return them unchanged.
+    ``servos`` maps a servo group name to actuator names: ``{"finger": ["left", "right"]}``
+    makes ``finger_kp`` and ``finger_kv`` set the gains of both (position servos:
+    ``gainprm[0] = kp``, ``biasprm[1:3] = (-kp, -kv)``).  A key that is not understood,
+    or a value out of range, raises ``ValueError`` naming it.
+    """
+    __tracebackhide__ = True
+    import mujoco
+
+    groups = dict(servos)
+    known = {k for k in PARAMETERS if not k.startswith("<")}
+    known |= {f"{g}_{gain}" for g in groups for gain in ("kp", "kv")}
+    targets = (range(model.ngeom) if geoms is None
+               else [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in geoms])
+    if geoms is not None and min(targets, default=0) < 0:
+        missing = [g for g, i in zip(geoms, targets, strict=True) if i < 0]
+        raise KeyError(f"the model has no geom named {missing[0]!r}")
+    for key, value in params.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"unknown parameter {key!r}{guess} (known: {', '.join(sorted(known))})")
+        if key == "friction":
+            array = np.asarray(value, dtype=float).reshape(-1)
+            if array.size not in (1, 3) or not np.all(array >= 0):
+                raise ValueError(f"'friction' is one number or three, all ≥ 0; got {value!r}")
+            for g in targets:
+                model.geom_friction[g, : array.size] = array
+        elif key == "condim":
+            if value not in (1, 3, 4, 6):
+                raise ValueError(f"'condim' must be 1, 3, 4 or 6; got {value!r}")
+            for g in targets:
+                model.geom_condim[g] = int(value)
+        elif key in ("solref", "solimp"):
+            array = _vector(key, value, 2 if key == "solref" else 5)
+            for g in targets:
+                getattr(model, f"geom_{key}")[g] = array
+        elif key == "cone":
+            cones = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL,
+                     "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+            if value not in cones:
+                raise ValueError(f"'cone' must be 'pyramidal' or 'elliptic'; got {value!r}")
+            model.opt.cone = cones[value]
+        elif key in ("impratio", "timestep"):
+            number = float(value)
+            if not number > 0 or not math.isfinite(number):
+                raise ValueError(f"{key!r} must be a positive number; got {value!r}")
+            setattr(model.opt, key, number)
+        elif key == "integrator":
+            kinds = {"Euler": mujoco.mjtIntegrator.mjINT_EULER,
+                     "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+                     "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+                     "RK4": mujoco.mjtIntegrator.mjINT_RK4}
+            if value not in kinds:
+                raise ValueError(f"'integrator' must be one of {', '.join(kinds)}; got {value!r}")
+            model.opt.integrator = kinds[value]
+        elif key == "noslip_iterations":
+            if int(value) != value or value < 0:
+                raise ValueError(f"'noslip_iterations' must be a whole number ≥ 0; got {value!r}")
+            model.opt.noslip_iterations = int(value)
+        else:
+            group, gain = key.rsplit("_", 1)
+            number = float(value)
+            if not number >= 0 or not math.isfinite(number):
+                raise ValueError(f"{key!r} must be a number ≥ 0; got {value!r}")
+            for name in groups[group]:
+                a = _actuator(model, name)
+                if (model.actuator_gaintype[a] != mujoco.mjtGain.mjGAIN_FIXED
+                        or model.actuator_biastype[a] != mujoco.mjtBias.mjBIAS_AFFINE):
+                    raise ValueError(f"actuator {name!r} is not a position servo (fixed gain, "
+                                     f"affine bias), so {key!r} cannot set its gain")
+                if gain == "kp":
+                    model.actuator_gainprm[a, 0] = number
+                    model.actuator_biasprm[a, 1] = -number
+                else:
+                    model.actuator_biasprm[a, 2] = -number
+    return model
+
+
+# -- the trial ---------------------------------------------------------------------------------
+def smoothstep(s: float) -> float:
+    """3s² - 2s³ for s clipped to [0, 1]: a ramp from 0 to 1 that starts and ends at rest."""
+    s = min(max(s, 0.0), 1.0)
+    return s * s * (3 - 2 * s)
+
+
+_UNITS = {"slip": "m", "penetration": "m", "peak_force": "N", "mean_force": "N",
+          "jitter": "m/s", "lift": "m"}
+
+#: mjtWarning names whose firing means the simulation blew up (MuJoCo then resets mjData)
+_UNSTABLE = ("mjWARN_BADQPOS", "mjWARN_BADQVEL", "mjWARN_BADQACC", "mjWARN_BADCTRL")
+
+
+@dataclass(frozen=True)
+class GraspReport:
+    """What a grasp-and-lift trial measured (see the module docstring for definitions).
+
+    slip (m), penetration (m), peak_force (N), mean_force (N), jitter (m/s), lift (m):
+    the measurements (:attr:`units` names them); penetration_pair: the geom names of the
+    deepest contact (``("", "")`` if the object never touched anything); unstable: the
+    MuJoCo warnings (``mjtWarning`` names) that say the simulation diverged, empty when
+    it did not (when it is not empty, MuJoCo reset the simulation midway and the numbers
+    above mean nothing); phases: name → (start, end) in s; recording: the per-step time series
+    behind the numbers (``slip`` m, ``height`` m of the object above its start, ``hand``
+    m, the hand's displacement (3), ``penetration`` m, ``force`` N per finger,
+    ``velocity`` m/s of the object relative to the hand (3)), ready for ``labkit.plot``.
+    """
+
+    slip: float
+    penetration: float
+    peak_force: float
+    mean_force: float
+    jitter: float
+    lift: float
+    penetration_pair: tuple[str, str]
+    unstable: tuple[str, ...]
+    phases: dict[str, tuple[float, float]]
+    recording: Recording = field(repr=False)
+
+    units: ClassVar[dict[str, str]] = _UNITS
+
+    def text(self) -> str:
+        rows = [("slip", self.slip * 1e3, "mm"), ("penetration", self.penetration * 1e3, "mm"),
+                ("peak force", self.peak_force, "N"), ("mean force", self.mean_force, "N"),
+                ("jitter", self.jitter * 1e3, "mm/s"), ("lift", self.lift * 1e3, "mm")]
+        # below a thousandth of the unit shown, a number is simulation noise, not a lesson
+        shown = [(name, fmt(value, 3) if abs(value) >= 1e-3 or value == 0 else "< 0.001", unit)
+                 for name, value, unit in rows]
+        lines = [f"{name:12s} {value:>8s} {unit}" for name, value, unit in shown]
+        if self.penetration_pair[0]:
+            lines[1] += f"  ({self.penetration_pair[0]} / {self.penetration_pair[1]})"
+        if self.unstable:
+            lines.append("UNSTABLE: " + ", ".join(self.unstable) + " (the numbers are meaningless)")
+        return "grasp trial\n  " + "\n  ".join(lines)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def _body(model: mujoco.MjModel, name: str) -> int:
+    import mujoco
+
+    index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
+    if index < 0:
+        names = [model.body(i).name for i in range(model.nbody)]
+        raise KeyError(f"the model has no body named {name!r}; its bodies: {names}")
+    return index
+
+
+def script(
+    model: mujoco.MjModel,
+    *,
+    close: Mapping[str, float],
+    lift: Mapping[str, float],
+    durations: tuple[float, float, float] = (0.5, 1.5, 2.0),
+    close_ramp: float = 0.0,
+    lift_ramp: float | None = None,
+) -> Callable[[mujoco.MjModel, mujoco.MjData], np.ndarray]:
+    """The close → lift → hold controls as a function ``f(model, data) -> ctrl`` of
+    ``data.time``, for :func:`trial` and for ``labkit.record``/``labkit.video``'s ``ctrl=``.
+
+    close: actuator name → ctrl it moves to from 0 during the close phase, over
+    ``close_ramp`` seconds (0: at once); lift: actuator name → ctrl it moves to from its
+    close value (0 if not in ``close``) in the lift phase, over ``lift_ramp`` seconds
+    (default: the whole lift phase).  Ramps follow :func:`smoothstep`.  Other controls are
+    0.  durations: seconds of close, lift and hold.
+    """
+    t_close, t_lift, t_hold = (float(x) for x in durations)
+    if min(t_close, t_lift, t_hold) <= 0:
+        raise ValueError(f"the three durations must be positive, got {durations}")
+    lift_ramp = t_lift if lift_ramp is None else float(lift_ramp)
+    if not 0 <= close_ramp <= t_close or not 0 <= lift_ramp <= t_lift:
+        raise ValueError("each ramp must fit in its phase (0 ≤ close_ramp ≤ close duration, "
+                         "0 ≤ lift_ramp ≤ lift duration)")
+    closing = {_actuator(model, name): float(v) for name, v in close.items()}
+    lifting = {_actuator(model, name): float(v) for name, v in lift.items()}
+    nu = model.nu
+
+    def ctrl(_model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
+        t = data.time
+        u = np.zeros(nu)
+        s = 1.0 if close_ramp == 0 else smoothstep(t / close_ramp)
+        for a, target in closing.items():
+            u[a] = s * target
+        if t >= t_close - 1e-9:
+            s = 1.0 if lift_ramp == 0 else smoothstep((t - t_close) / lift_ramp)
+            for a, target in lifting.items():
+                u[a] += s * (target - u[a])
+        return u
+
+    return ctrl
+
+
+def trial(
+    model: mujoco.MjModel,
+    data: mujoco.MjData | None = None,
+    *,
+    object: str,
+    fingers: Sequence[str],
+    hand: str,
+    close: Mapping[str, float],
+    lift: Mapping[str, float],
+    durations: tuple[float, float, float] = (0.5, 1.5, 2.0),
+    close_ramp: float = 0.0,
+    lift_ramp: float | None = None,
+) -> GraspReport:
+    """Run the close → lift → hold :func:`script` and measure it; returns a
+    :class:`GraspReport`.
+
+    object, hand: body names; fingers: the finger body names (their geoms' contacts with
+    the object are the finger contacts).  close, lift, durations, close_ramp, lift_ramp:
+    the script, as in :func:`script`.  ``data`` (a fresh MjData if None) is reset with
+    ``mj_resetData`` first and left at the final state.
+    """
+    __tracebackhide__ = True
+    gl.choose()
+    import mujoco
+
+    control = script(model, close=close, lift=lift, durations=durations, close_ramp=close_ramp,
+                     lift_ramp=lift_ramp)
+    t_close, t_lift, t_hold = (float(x) for x in durations)
+    obj, base = _body(model, object), _body(model, hand)
+    finger_ids = [_body(model, f) for f in fingers]
+    if not finger_ids:
+        raise ValueError("a grasp needs at least one finger body")
+    which = {b: k for k, b in enumerate(finger_ids)}
+    if data is None:
+        data = mujoco.MjData(model)
+    mujoco.mj_resetData(model, data)
+
+    dt = model.opt.timestep
+    n = round((t_close + t_lift + t_hold) / dt)  # one sample per step
+    obj_pos, hand_pos, finger_pos = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
+    depth, force = np.zeros(n), np.zeros((n, len(finger_ids)))
+    deepest, pair = 0.0, ("", "")
+    wrench = np.zeros(6)
+    geom_body = model.geom_bodyid
+
+    for k in range(n):
+        data.ctrl[:] = control(model, data)
+        mujoco.mj_step(model, data)
+        # After mj_step, xpos, the contacts and their forces describe the state the step
+        # started from, at time k·dt: that is sample k.
+        obj_pos[k] = data.xpos[obj]
+        hand_pos[k] = data.xpos[base]
+        finger_pos[k] = data.xpos[finger_ids].mean(axis=0)
+        for i in range(data.ncon):
+            contact = data.contact[i]
+            b1, b2 = geom_body[contact.geom1], geom_body[contact.geom2]
+            if obj not in (b1, b2) or contact.exclude:
+                continue
+            if -contact.dist > depth[k]:
+                depth[k] = -contact.dist
+            if -contact.dist > deepest:
+                deepest = -contact.dist
+                pair = (model.geom(contact.geom1).name or f"#{contact.geom1}",
+                        model.geom(contact.geom2).name or f"#{contact.geom2}")
+            other = b2 if b1 == obj else b1
+            if other in which:
+                mujoco.mj_contactForce(model, data, i, wrench)
+                force[k, which[other]] += wrench[0]
+
+    times = np.arange(n) * dt
+    rel_fingers = obj_pos - finger_pos
+    grasped = int(np.searchsorted(times, t_close - 1e-9))  # the first sample of the lift
+    slip = np.linalg.norm(rel_fingers - rel_fingers[min(grasped, n - 1)], axis=1)
+    slip[:grasped] = 0.0
+    hold_start = t_close + t_lift
+    hold = times >= hold_start - 1e-9
+    velocity = np.vstack([np.zeros((1, 3)), np.diff(obj_pos - hand_pos, axis=0) / dt])
+    held = velocity[hold][1:]  # the first hold sample's difference spans the phase change
+    jitter = float(np.sqrt(np.mean(np.sum((held - held.mean(axis=0)) ** 2, axis=1))))
+    height = obj_pos[:, 2] - obj_pos[0, 2]
+    hand_moved = hand_pos - hand_pos[0]
+    unstable = tuple(name for name in _UNSTABLE
+                     if data.warning[getattr(mujoco.mjtWarning, name)].number > 0)
+    recording = Recording(
+        times,
+        {"slip": slip, "height": height, "hand": hand_moved, "penetration": depth, "force": force,
+         "velocity": velocity},
+        {"slip": "m", "height": "m", "hand": "m", "penetration": "m", "force": "N", "velocity": "m/s"},
+    )
+    return GraspReport(
+        slip=float(slip.max()),
+        penetration=float(deepest),
+        peak_force=float(force.max()),
+        mean_force=float(force[hold].mean()),
+        jitter=jitter,
+        lift=float(height[hold].min()),
+        penetration_pair=pair,
+        unstable=unstable,
+        phases={"close": (0.0, t_close), "lift": (t_close, hold_start),
+                "hold": (hold_start, hold_start + t_hold)},
+        recording=recording,
+    )

@@ -1,0 +1,451 @@
+"""labkit.grasp: the measurements on hand-checkable cases, and chapter 09's capstone acceptance.
+
+The first half builds tiny models whose answers can be computed by hand (an object that
+cannot move, an oscillator of known amplitude and frequency, two motors pressing with a
+known force, a box resting on four corners).  The second half runs chapter 09's own cells
+(limits, trial, feedback) on several different correct parameter sets, which must all
+earn full marks, and on wrong ones, which must each fail exactly the requirement they
+break, with the amount in the feedback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import mujoco
+import nbformat
+import numpy as np
+import pytest
+
+import labkit
+import labkit.grasp as grasp
+from labkit.exercises import ExerciseFailed
+from labkit.notebooks import course_dir
+from labkit.student import student_notebook
+
+# -- the script ------------------------------------------------------------------------------
+
+ARM = """<mujoco><option gravity="0 0 0" timestep="0.001"/><worldbody>
+  <body name="hand"><joint name="lift" type="slide" axis="0 0 1"/>
+    <geom type="box" size="0.02 0.02 0.01" mass="0.5"/>
+    <body name="finger" pos="0.05 0 0"><joint name="finger" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.005 0.01 0.01" mass="0.1"/></body></body>
+  <body name="object" pos="0.3 0 0"><freejoint/>
+    <geom name="object" type="box" size="0.01 0.01 0.01" mass="0.1"/></body>
+</worldbody><actuator>
+  <position name="lift" joint="lift" kp="10000" kv="200"/>
+  <position name="finger" joint="finger" kp="1000" kv="20"/>
+</actuator></mujoco>"""
+
+
+def test_script_ramps_close_then_lift():
+    model, data = labkit.load(ARM)
+    ctrl = grasp.script(model, close={"finger": 0.02}, lift={"lift": 0.05},
+                        durations=(0.5, 1.0, 0.5), close_ramp=0.2, lift_ramp=0.8)
+    lift, finger = model.actuator("lift").id, model.actuator("finger").id
+
+    def at(t):
+        data.time = t
+        return ctrl(model, data)
+
+    assert at(0.0).tolist() == [0.0, 0.0]
+    assert at(0.1)[finger] == pytest.approx(0.01)            # smoothstep(1/2) = 1/2
+    assert at(0.2)[finger] == at(0.45)[finger] == pytest.approx(0.02)
+    assert at(0.5 + 0.4)[lift] == pytest.approx(0.025)       # half-way up the ramp
+    assert at(0.5 + 0.8)[lift] == at(1.9)[lift] == pytest.approx(0.05)
+    assert at(1.9)[finger] == pytest.approx(0.02)             # the close target stays
+    # the peak acceleration of h·s(t/T) is 6h/T², where the ramp starts
+    dt = 1e-4
+    accel = (at(0.5 + 2 * dt)[lift] - 2 * at(0.5 + dt)[lift] + at(0.5)[lift]) / dt**2
+    assert accel == pytest.approx(6 * 0.05 / 0.8**2, rel=1e-3)
+
+
+def test_script_rejects_bad_durations_and_names():
+    model, _ = labkit.load(ARM)
+    with pytest.raises(ValueError, match="positive"):
+        grasp.script(model, close={}, lift={}, durations=(0.5, 0.0, 1.0))
+    with pytest.raises(ValueError, match="fit in its phase"):
+        grasp.script(model, close={}, lift={}, durations=(0.5, 1.0, 1.0), close_ramp=0.6)
+    with pytest.raises(KeyError, match="no actuator named 'lfit'"):
+        grasp.script(model, close={}, lift={"lfit": 0.1})
+
+
+# -- the measurements --------------------------------------------------------------------------
+
+def test_an_object_left_behind_slips_by_the_hand_travel():
+    # Nothing touches the object and there is no gravity: it stays where it is while the
+    # fingers rise with the hand, so the slip is the hand's travel and the lift is zero.
+    model, data = labkit.load(ARM)
+    report = grasp.trial(model, data, object="object", fingers=["finger"], hand="hand",
+                         close={"finger": 0.0}, lift={"lift": 0.05}, durations=(0.2, 1.0, 0.5),
+                         lift_ramp=0.5)
+    assert report.lift == 0.0 and report.jitter < 1e-9
+    assert report.slip == pytest.approx(0.05, rel=1e-3)       # the stiff servo settles on its target
+    assert report.penetration == 0.0 and report.penetration_pair == ("", "")
+    assert report.peak_force == 0.0 and report.mean_force == 0.0
+    assert report.unstable == ()
+    rec = report.recording
+    assert rec.t[0] == 0.0 and rec.t[1] == pytest.approx(model.opt.timestep)
+    assert len(rec.t) == round(1.7 / model.opt.timestep)
+    assert rec["hand"][-1, 2] == pytest.approx(0.05, rel=1e-3)
+    assert report.phases == {"close": (0.0, 0.2), "lift": (0.2, 1.2), "hold": (1.2, 1.7)}
+
+
+PALM = '<geom type="box" size="0.02 0.02 0.01" mass="0.5"/>'
+CARRIED = '<body name="object" pos="0 0 -0.03"><geom type="sphere" size="0.01" mass="0.1"/></body>'
+WELDED = (ARM.replace('body name="object"', 'body name="unused"').replace('geom name="object"', 'geom')
+          .replace(PALM, PALM + CARRIED))
+
+
+def test_an_object_welded_to_the_hand_rises_with_it_and_never_slips():
+    model, data = labkit.load(WELDED)
+    report = grasp.trial(model, data, object="object", fingers=["hand"], hand="hand",
+                         close={}, lift={"lift": 0.05}, durations=(0.2, 1.0, 0.5), lift_ramp=0.5)
+    assert report.slip == 0.0 and report.jitter == 0.0
+    assert report.lift == pytest.approx(0.05, rel=1e-3)
+
+
+OSCILLATOR = """<mujoco><option gravity="0 0 0" timestep="0.001"/><worldbody>
+  <body name="hand"><geom type="box" size="0.02 0.02 0.01" mass="0.5" contype="0" conaffinity="0"/>
+    <body name="object"><joint type="slide" axis="1 0 0" stiffness="{k}" springref="{a}"/>
+      <geom type="sphere" size="0.01" mass="{m}" contype="0" conaffinity="0"/></body></body>
+</worldbody></mujoco>"""
+
+
+def test_jitter_is_the_rms_velocity_of_an_oscillation():
+    # The spring's rest position is A away from where the object starts: it oscillates with
+    # amplitude A at ω = √(k/m), so its velocity's RMS about the mean is A·ω/√2.
+    m, omega, amplitude = 0.1, 2 * np.pi * 5, 0.002
+    model, data = labkit.load(OSCILLATOR.format(k=m * omega**2, a=amplitude, m=m))
+    report = grasp.trial(model, data, object="object", fingers=["hand"], hand="hand",
+                         close={}, lift={}, durations=(0.3, 0.1, 1.0))  # the hold is 5 periods
+    assert report.jitter == pytest.approx(amplitude * omega / math.sqrt(2), rel=1e-2)
+    assert report.lift == 0.0                                   # it moves sideways only
+    velocity = report.recording["velocity"][report.recording.t >= 0.4]
+    assert np.abs(velocity[:, 0]).max() == pytest.approx(amplitude * omega, rel=2e-2)
+
+
+CREEP = """<mujoco><option gravity="0 0 0" timestep="0.001"/><worldbody>
+  <body name="hand"><geom type="box" size="0.02 0.02 0.01" mass="0.5" contype="0" conaffinity="0"/>
+    <body name="object"><joint name="x" type="slide" axis="1 0 0" damping="10"/>
+      <geom type="sphere" size="0.01" mass="0.1" contype="0" conaffinity="0"/></body></body>
+</worldbody><actuator><motor name="push" joint="x"/></actuator></mujoco>"""
+
+
+def test_a_steady_creep_is_slip_but_not_jitter():
+    # 0.5 N against 10 N·s/m of damping: after a few m/b = 10 ms the object creeps at 5 cm/s
+    model, data = labkit.load(CREEP)
+    report = grasp.trial(model, data, object="object", fingers=["hand"], hand="hand",
+                         close={"push": 0.5}, lift={}, durations=(0.3, 0.2, 0.5))
+    assert report.slip == pytest.approx(0.05 * 0.7, rel=2e-3)  # 5 cm/s for the 0.7 s after the close
+    assert report.jitter < 1e-9
+
+
+SQUEEZE = """<mujoco><option gravity="0 0 0" timestep="0.002" cone="elliptic"/><worldbody>
+  <body name="hand">
+    <body name="left" pos="-0.021 0 0"><joint name="left" type="slide" axis="1 0 0" damping="5"/>
+      <geom name="left_pad" type="box" size="0.005 0.02 0.02" mass="0.1"/></body>
+    <body name="right" pos="0.021 0 0"><joint name="right" type="slide" axis="-1 0 0" damping="5"/>
+      <geom name="right_pad" type="box" size="0.005 0.02 0.02" mass="0.1"/></body></body>
+  <body name="object"><freejoint/><geom name="object" type="box" size="0.015 0.015 0.015" mass="0.2"/></body>
+</worldbody>
+<actuator><motor name="left" joint="left"/><motor name="right" joint="right"/></actuator></mujoco>"""
+
+
+def test_finger_force_is_what_the_motors_press_with():
+    model, data = labkit.load(SQUEEZE)
+    report = grasp.trial(model, data, object="object", fingers=["left", "right"], hand="hand",
+                         close={"left": 3.0, "right": 3.0}, lift={}, durations=(0.5, 0.1, 1.0))
+    assert report.mean_force == pytest.approx(3.0, rel=1e-4)  # each finger: its motor's 3 N
+    assert report.peak_force >= report.mean_force
+    assert report.recording["force"].shape == (len(report.recording.t), 2)
+    assert set(report.penetration_pair) in ({"left_pad", "object"}, {"right_pad", "object"})
+    assert report.penetration > 0 and report.slip < 1e-6
+
+
+RESTING = """<mujoco><option timestep="0.002" cone="elliptic"/><worldbody>
+  <geom name="floor" type="plane" size="1 1 0.1"/>
+  <body name="hand" pos="0 0 0.5">
+    <geom type="sphere" size="0.01" mass="1" contype="0" conaffinity="0"/></body>
+  <body name="box" pos="0 0 0.05"><freejoint/>
+    <geom name="box" type="box" size="0.05 0.05 0.05" mass="1"/></body>
+</worldbody></mujoco>"""
+
+
+def test_penetration_of_a_box_resting_on_four_corners():
+    # chapter 05's rule: four corner rows sized with 1/m, each carrying m·g/4, sink like one
+    # contact under g/4
+    model, data = labkit.load(RESTING)
+    report = grasp.trial(model, data, object="box", fingers=["hand"], hand="hand",
+                         close={}, lift={}, durations=(0.5, 0.5, 0.5))
+    predicted = labkit.solver.rest_penetration((0.02, 1), labkit.solver.DEFAULT_SOLIMP,
+                                               timestep=0.002, accel=9.81 / 4)
+    assert report.recording["penetration"][-1] == pytest.approx(predicted, rel=1e-4)
+    assert report.penetration >= report.recording["penetration"][-1]
+    assert set(report.penetration_pair) == {"floor", "box"}
+    assert report.peak_force == 0.0                            # the floor is not a finger
+
+
+def test_a_diverging_simulation_is_reported():
+    model, data = labkit.load(ARM.replace('kp="1000" kv="20"', 'kp="1000" kv="1000"'))
+    with labkit.mujoco_warnings() as caught:
+        report = grasp.trial(model, data, object="object", fingers=["finger"], hand="hand",
+                             close={"finger": 0.02}, lift={}, durations=(0.2, 0.1, 0.1))
+    assert report.unstable == ("mjWARN_BADQACC",) and caught
+    assert "UNSTABLE" in report.text()
+
+
+def test_report_text_has_units_and_no_addresses():
+    model, data = labkit.load(SQUEEZE)
+    report = grasp.trial(model, data, object="object", fingers=["left", "right"], hand="hand",
+                         close={"left": 3.0, "right": 3.0}, lift={}, durations=(0.2, 0.1, 0.2))
+    text = repr(report)
+    assert text.startswith("grasp trial") and "0x" not in text
+    for unit in ("mm", "N", "mm/s"):
+        assert f" {unit}" in text
+    assert grasp.GraspReport.units["jitter"] == "m/s"
+
+
+def test_trial_names_missing_bodies():
+    model, data = labkit.load(ARM)
+    with pytest.raises(KeyError, match="no body named 'cube'"):
+        grasp.trial(model, data, object="cube", fingers=["finger"], hand="hand", close={}, lift={})
+    with pytest.raises(ValueError, match="at least one finger"):
+        grasp.trial(model, data, object="object", fingers=[], hand="hand", close={}, lift={})
+
+
+# -- configure ----------------------------------------------------------------------------------
+
+def test_configure_sets_every_parameter():
+    model, _ = labkit.load(ARM)
+    grasp.configure(model, {"friction": 0.7, "condim": 4, "solref": (0.01, 1),
+                            "solimp": (0.95, 0.99, 0.001, 0.5, 2), "cone": "elliptic", "impratio": 10,
+                            "noslip_iterations": 3, "timestep": 0.001, "integrator": "implicitfast",
+                            "finger_kp": 300, "finger_kv": 7},
+                    servos={"finger": ["finger"]})
+    assert model.geom_friction[:, 0].tolist() == [0.7] * model.ngeom
+    assert model.geom_friction[0, 1] == 0.005                 # one number sets the sliding coefficient only
+    assert model.geom_condim.tolist() == [4] * model.ngeom
+    assert model.geom_solref[0].tolist() == [0.01, 1] and model.geom_solimp[0, 1] == 0.99
+    assert model.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and model.opt.impratio == 10
+    assert model.opt.noslip_iterations == 3 and model.opt.timestep == 0.001
+    assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    a = model.actuator("finger").id
+    assert model.actuator_gainprm[a, 0] == 300 and model.actuator_biasprm[a, :3].tolist() == [0, -300, -7]
+    grasp.configure(model, {"friction": (1.0, 0.01, 0.001)}, geoms=["object"])
+    assert model.geom_friction[model.geom("object").id].tolist() == [1.0, 0.01, 0.001]
+    assert model.geom_friction[0, 0] == 0.7                    # the other geoms keep theirs
+
+
+def test_configure_explains_what_is_wrong():
+    model, _ = labkit.load(ARM)
+    with pytest.raises(ValueError, match="unknown parameter 'fricton'; did you mean 'friction'"):
+        grasp.configure(model, {"fricton": 1})
+    with pytest.raises(ValueError, match="'condim' must be 1, 3, 4 or 6"):
+        grasp.configure(model, {"condim": 2})
+    with pytest.raises(ValueError, match="'cone' must be"):
+        grasp.configure(model, {"cone": "elliptical"})
+    with pytest.raises(ValueError, match="'solimp' needs 5"):
+        grasp.configure(model, {"solimp": (0.9, 0.95)})
+    with pytest.raises(ValueError, match="'friction' is one number or three"):
+        grasp.configure(model, {"friction": -1})
+    with pytest.raises(ValueError, match="'lift_kp' must be a number ≥ 0"):
+        grasp.configure(model, {"lift_kp": -5}, servos={"lift": ["lift"]})
+    model, _ = labkit.load(SQUEEZE)
+    with pytest.raises(ValueError, match="not a position servo"):
+        grasp.configure(model, {"finger_kp": 5}, servos={"finger": ["left"]})
+    with pytest.raises(KeyError, match="no geom named 'pad'"):
+        grasp.configure(model, {"friction": 1}, geoms=["pad"])
+
+
+# -- chapter 09's capstone ------------------------------------------------------------------------
+
+NOTEBOOK = course_dir() / "09_capstone.ipynb"
+
+# The capstone's limits and script, as chapter 09 states them (cells capstone-limits and
+# capstone-setup).  Duplicated on purpose: changing them in the notebook must be a
+# deliberate act that updates this file too (test_the_notebook_states_these_limits).
+LIMITS = {"min_lift": 0.100, "max_slip": 0.002, "max_penetration": 0.001, "max_peak_force": 15.0,
+          "max_jitter": 0.005}
+SCRIPT = dict(close={"left": 0.035, "right": 0.035}, lift={"lift": 0.12},
+              durations=(0.5, 1.5, 2.0), close_ramp=0.3, lift_ramp=1.0)
+
+# The requirement each feedback line checks, recognised by its wording, and its weight (the
+# three that the starting point fails count double).
+REQUIREMENTS = {"stable": "stays stable", "lift": "up during the hold", "slip": "slips at most",
+                "penetration": "overlaps more than", "peak_force": "presses harder", "jitter": "shakes by"}
+WEIGHTS = {"stable": 1, "lift": 2, "slip": 2, "penetration": 2, "peak_force": 1, "jitter": 1}
+
+START = {"friction": 0.5, "condim": 3, "solref": (0.02, 1), "solimp": (0.8, 0.9, 0.001, 0.5, 2),
+         "cone": "pyramidal", "impratio": 1, "noslip_iterations": 0, "timestep": 0.002,
+         "integrator": "Euler", "finger_kp": 200, "finger_kv": 2, "lift_kp": 50, "lift_kv": 20}
+# A good set the wrong ones below are one change away from.
+BASE = {**START, "friction": 1.0, "cone": "elliptic", "impratio": 10, "solref": (0.01, 1),
+        "solimp": (0.95, 0.99, 0.001, 0.5, 2), "finger_kp": 300, "finger_kv": 10,
+        "lift_kp": 2000, "lift_kv": 100}
+
+CORRECT = {
+    "elliptic cone, impratio 10": BASE,
+    "pyramidal cone with noslip": {**START, "friction": 0.8, "noslip_iterations": 10, "solref": (0.012, 1),
+                                   "solimp": (0.99, 0.999, 0.001, 0.5, 2), "finger_kp": 200, "finger_kv": 8,
+                                   "lift_kp": 1000, "lift_kv": 60},
+    "torsional friction at 1 ms": {**START, "friction": 0.6, "condim": 4, "cone": "elliptic", "impratio": 100,
+                                   "solref": (0.005, 1), "solimp": (0.9, 0.95, 0.001, 0.5, 2),
+                                   "finger_kp": 400, "finger_kv": 15, "lift_kp": 3000, "lift_kv": 150,
+                                   "timestep": 0.001},
+    "direct-format solref": {**START, "friction": 1.2, "cone": "elliptic", "impratio": 20,
+                             "solref": (-20000, -200), "solimp": (0.95, 0.99, 0.001, 0.5, 2),
+                             "finger_kp": 250, "finger_kv": 10, "lift_kp": 1500, "lift_kv": 80},
+    "implicitfast, heavy damping": {**BASE, "finger_kv": 150, "integrator": "implicitfast"},
+    "low friction, firm grip": {**BASE, "friction": 0.3, "impratio": 50, "finger_kp": 400, "finger_kv": 15},
+}
+
+WRONG = {  # name: (parameters, the requirements they must fail, exactly)
+    "slipping": ({**BASE, "cone": "pyramidal", "impratio": 1}, {"slip"}),
+    "sinking": ({**BASE, "solref": (0.05, 1), "solimp": (0.9, 0.95, 0.001, 0.5, 2), "noslip_iterations": 10},
+                {"penetration"}),
+    "jittering": ({**BASE, "finger_kv": 0}, {"jitter"}),
+    "crushing": ({**BASE, "finger_kp": 800}, {"peak_force"}),
+    "sagging": ({**BASE, "lift_kp": 50, "lift_kv": 20}, {"lift"}),
+}
+
+
+def _cells(notebook):
+    return {cell.get("id"): cell for cell in notebook.cells}
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    """Chapter 09's namespace after its setup cells, and its feedback cell's code."""
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    cells = _cells(notebook)
+    namespace: dict = {"__name__": "chapter09"}
+    first = next(cell for cell in notebook.cells if cell.cell_type == "code")
+    exec(first.source, namespace)                               # import labkit; labkit.setup()
+    for cell_id in ("capstone-limits", "capstone-setup", "capstone-run", "capstone-start"):
+        exec(compile(cells[cell_id].source, f"<chapter 09: {cell_id}>", "exec"), namespace)
+    feedback = compile(cells["capstone-feedback"].source, "<chapter 09: capstone-feedback>", "exec")
+    return namespace, feedback, cells
+
+
+def failures(report):
+    """The requirements a report fails, by this file's copy of the limits."""
+    failed = set()
+    if report.unstable:
+        failed.add("stable")
+    if report.lift < LIMITS["min_lift"]:
+        failed.add("lift")
+    for name in ("slip", "penetration", "peak_force", "jitter"):
+        if getattr(report, name) > LIMITS[f"max_{name}"]:
+            failed.add(name)
+    return failed
+
+
+def grade(chapter, answer, tmp_path, monkeypatch):
+    """Run the chapter's feedback cell on `answer`: (score, {requirement: (passed, message)}, raised)."""
+    namespace, feedback, _ = chapter
+    log = tmp_path / "grades.jsonl"
+    monkeypatch.setenv("LABKIT_GRADES", str(log))
+    scope = {**namespace, "answer": answer}
+    raised = None
+    try:
+        exec(feedback, scope)
+    except ExerciseFailed as exc:
+        raised = str(exc)
+    record = json.loads(log.read_text().splitlines()[-1])
+    results = {}
+    for result in record["results"]:
+        name = next(n for n, words in REQUIREMENTS.items() if words in result["requirement"])
+        results[name] = (result["passed"], result["message"])
+    return record["score"], results, raised, scope["report"]
+
+
+def test_the_notebook_states_these_limits(chapter):
+    namespace, _, cells = chapter
+    assert namespace["LIMITS"] == LIMITS
+    assert namespace["SCRIPT"] == SCRIPT
+    assert namespace["START"] == START
+    feedback = cells["capstone-feedback"].source
+    for key in LIMITS:
+        assert f'limit["{key}"]' in feedback, f"the feedback cell does not check {key}"
+    assert feedback.count("ex.require(") == len(REQUIREMENTS)
+    assert feedback.count("weight=2") == sum(w == 2 for w in WEIGHTS.values())
+
+
+def test_the_reference_answer_earns_full_marks(chapter, tmp_path, monkeypatch):
+    namespace, _, cells = chapter
+    scope = dict(namespace)
+    exec(cells["capstone-answer"].source, scope)
+    score, results, raised, _ = grade(chapter, scope["answer"], tmp_path, monkeypatch)
+    assert raised is None and score == 10
+    assert set(results) == set(REQUIREMENTS) and all(ok for ok, _ in results.values())
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_different_correct_answers_all_pass(chapter, tmp_path, monkeypatch, name):
+    score, results, raised, report = grade(chapter, CORRECT[name], tmp_path, monkeypatch)
+    assert failures(report) == set(), f"{name}: {report}"
+    assert raised is None and score == 10, results
+
+
+@pytest.mark.parametrize("name", WRONG)
+def test_a_wrong_answer_fails_exactly_its_requirement(chapter, tmp_path, monkeypatch, name):
+    params, expected = WRONG[name]
+    score, results, raised, report = grade(chapter, params, tmp_path, monkeypatch)
+    assert failures(report) == expected, f"{name}: {report}"
+    failed = {n for n, (ok, _) in results.items() if not ok}
+    assert failed == expected and raised is not None
+    lost = sum(WEIGHTS[n] for n in expected) / sum(WEIGHTS.values())
+    assert score == pytest.approx(10 * (1 - lost), abs=0.01)
+    (requirement,) = expected
+    message = results[requirement][1]
+    measured = {"slip": report.slip * 1e3, "penetration": report.penetration * 1e3,
+                "jitter": report.jitter * 1e3, "peak_force": report.peak_force, "lift": report.lift * 1e3}
+    assert labkit.fmt(measured[requirement], 3) in message, message   # says how much was measured
+    limit = LIMITS["min_lift" if requirement == "lift" else f"max_{requirement}"]
+    shown = limit if requirement == "peak_force" else 1e3 * limit
+    assert labkit.fmt(shown, 3) in message or labkit.fmt(shown) in message, message  # and the limit
+    assert "hint: §" in raised                                             # and where the cure is
+
+
+def test_the_failure_messages_read_as_promised(chapter, tmp_path, monkeypatch):
+    _, results, raised, report = grade(chapter, WRONG["slipping"][0], tmp_path, monkeypatch)
+    slipped = labkit.fmt(1e3 * report.slip, 3)
+    assert results["slip"][1] == f"the cube slipped {slipped} mm, the limit is 2 mm"
+    assert "chapter 07" in raised
+
+
+def test_a_diverging_answer_is_told_so(chapter, tmp_path, monkeypatch):
+    with labkit.mujoco_warnings():
+        _, results, raised, report = grade(chapter, {**BASE, "finger_kv": 150}, tmp_path, monkeypatch)
+    assert report.unstable and not results["stable"][0]
+    assert "mjWARN_BADQACC" in results["stable"][1] and "implicitfast" in raised
+
+
+def test_answers_the_grader_cannot_run_are_refused_with_a_reason(chapter, tmp_path, monkeypatch):
+    namespace, feedback, _ = chapter
+    monkeypatch.setenv("LABKIT_GRADES", str(tmp_path / "g.jsonl"))
+    for answer, reason in (({**BASE, "timestep": 1e-5}, "at least 0.5 ms"),
+                           ({**BASE, "fricton": 1.0}, "did you mean 'friction'")):
+        with pytest.raises(ExerciseFailed, match=reason):
+            exec(feedback, {**namespace, "answer": answer})
+    with pytest.raises(ExerciseFailed, match="you have not defined `answer` yet"):
+        exec(feedback, dict(namespace))
+
+
+def test_the_student_copy_leaks_nothing():
+    copy = student_notebook(nbformat.read(NOTEBOOK, as_version=4))
+    assert copy.exercises == ["9.1", "9.2", "9.3", "9.4"]
+    assert copy.public_lines == []
+    sources = "\n".join(cell.source for cell in copy.notebook.cells)
+    assert "finger_kp=240" not in sources and "grip_min = 0.2" not in sources
+
+
+def test_the_capstone_model_is_hand_checkable():
+    model, _ = labkit.load("capstone_gripper")
+    assert [model.body(n).mass[0] for n in ("cube", "hand", "left", "right")] == [0.2, 0.5, 0.1, 0.1]
+    assert model.body_gravcomp[[model.body(n).id for n in ("hand", "left", "right")]].tolist() == [1, 1, 1]
+    text = Path(labkit.model_path("capstone_gripper")).read_text()
+    assert 'shadowsize="1024"' in text and "<!--" in text

@@ -1,0 +1,344 @@
+"""labkit.kinematic: command mapping, couplings, slew limits and collision projection."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+import pytest
+
+import labkit
+from labkit import kinematic as K
+
+# A one-finger test rig: a hinge "base" carrying a 10 cm proximal link and a 5 cm distal link
+# whose hinge "tip" follows "base" at ratio 0.5, and a thin peg (6 mm square, along y) on a
+# vertical slide "reach": at reach = 0.18 m the peg sits 2 cm below the hinge, 7 cm out, in the
+# path of the closing finger; at reach = 0 it is 20 cm down, out of reach.
+RIG = """
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="prox">
+      <joint name="base" axis="0 1 0" range="-1 1.5"/>
+      <geom name="prox" type="capsule" fromto="0 0 0 0.1 0 0" size="0.01"/>
+      <body name="dist" pos="0.1 0 0">
+        <joint name="tip" axis="0 1 0" range="-0.5 0.75"/>
+        <geom name="dist" type="capsule" fromto="0 0 0 0.05 0 0" size="0.01"/>
+      </body>
+    </body>
+    <body name="carriage" pos="0.07 0 -0.2">
+      <joint name="reach" type="slide" axis="0 0 1" range="0 0.2"/>
+      <geom name="peg" type="box" size="0.003 0.05 0.003"/>
+    </body>
+  </worldbody>
+  <equality><joint joint1="tip" joint2="base" polycoef="0 0.5 0 0 0"/></equality>
+</mujoco>
+"""
+
+
+@pytest.fixture
+def rig():
+    return labkit.load(RIG)
+
+
+@pytest.fixture
+def hand():
+    return labkit.load("hand")
+
+
+CLOSE = {"thumb_mcp": 1.4, "index_mcp": 1.5, "index_pip": 1.6, "middle_mcp": 1.5, "middle_pip": 1.6}
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+def test_command_mapping_ends_middle_and_clamping():
+    joints = ["a", "b", "c"]
+    lo, hi = np.array([0.0, -1.0, 0.2]), np.array([1.5, 1.0, 0.4])
+    assert K.command_to_targets([0, 0, 0], joints, lo, hi) == {"a": 0.0, "b": -1.0, "c": 0.2}
+    assert K.command_to_targets([255, 255, 255], joints, lo, hi) == {"a": 1.5, "b": 1.0, "c": 0.4}
+    mid = K.command_to_targets([127.5] * 3, joints, lo, hi)
+    assert mid == pytest.approx({"a": 0.75, "b": 0.0, "c": 0.3}, abs=1e-15)
+    clamped = K.command_to_targets([-40, 300, 1e9], joints, lo, hi)
+    assert clamped == {"a": 0.0, "b": 1.0, "c": 0.4}
+
+
+def test_command_reverse_per_channel_and_custom_range():
+    # seed 002 §4.2: a reversed channel runs 0 -> MAX (flexed), 255 -> MIN (straight)
+    out = K.command_to_targets([0, 255], ["index_mcp", "spread"], [0.0, -0.2], [1.22, 0.2],
+                               reverse=[True, False])
+    assert out == {"index_mcp": 1.22, "spread": 0.2}
+    assert K.command_to_targets([255], ["j"], [0.0], [1.22], reverse=True) == {"j": 0.0}
+    assert K.command_to_targets([0.25], ["j"], 0.0, 2.0, command_range=(-1, 1))["j"] == pytest.approx(1.25)
+
+
+@pytest.mark.parametrize("values, joints, kwargs, message", [
+    ([1, 2], ["a", "b", "c"], {}, "got 2 commands for 3 joints (a, b, c)"),
+    ([np.nan], ["a"], {}, "not finite for: a"),
+    ([1], ["a"], {"command_range": (5, 5)}, "low < high"),
+])
+def test_command_errors_say_what_to_fix(values, joints, kwargs, message):
+    with pytest.raises(ValueError) as info:
+        K.command_to_targets(values, joints, np.zeros(len(joints)), np.ones(len(joints)), **kwargs)
+    assert message in str(info.value)
+
+
+# -- couplings ---------------------------------------------------------------------------------
+
+def test_couplings_overwrite_followers_and_chain():
+    chain = [K.Coupling("c", "b", 2.0, 0.1), K.Coupling("b", "a", 0.5)]
+    out = K.apply_couplings({"a": 1.0, "b": 99.0, "c": -5.0}, chain)
+    assert out == {"a": 1.0, "b": 0.5, "c": 2.0 * 0.5 + 0.1}
+    with pytest.raises(ValueError, match="cycle"):
+        K.apply_couplings({"a": 0.0}, [K.Coupling("a", "b"), K.Coupling("b", "a")])
+    with pytest.raises(KeyError, match="leader of 'b'"):
+        K.apply_couplings({"x": 0.0}, [K.Coupling("b", "a")])
+
+
+def test_couplings_from_model_satisfy_mujocos_equality():
+    # qpos0 offsets (joint ref) enter the coupling's offset; MuJoCo's equality residual must be 0
+    xml = (RIG.replace('range="-0.5 0.75"', 'range="-2 2" ref="0.3"')
+           .replace('polycoef="0 0.5 0 0 0"', 'polycoef="0.1 0.5 0 0 0"')
+           .replace('range="-1 1.5"', 'range="-1 1.5" ref="-0.2"'))
+    model, data = labkit.load(xml)
+    (c,) = K.couplings_from_model(model)
+    assert (c.follower, c.leader, c.ratio) == ("tip", "base", 0.5)
+    assert c.offset == pytest.approx(0.3 + 0.1 - 0.5 * -0.2)
+    for leader in (-0.7, 0.0, 1.2):
+        data.joint("base").qpos[0] = leader
+        data.joint("tip").qpos[0] = c.value(leader)
+        mujoco.mj_forward(model, data)
+        rows = data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        assert np.abs(data.efc_pos[rows]).max() < 1e-12
+
+
+def test_nonlinear_equality_is_refused(rig):
+    model, _ = labkit.load(RIG.replace('polycoef="0 0.5 0 0 0"', 'polycoef="0 0.5 0.1 0 0"'))
+    with pytest.raises(ValueError, match="nonlinear"):
+        K.couplings_from_model(model)
+
+
+def test_hand_couplings_and_active_joints(hand):
+    model, data = hand
+    drv = K.Driver(model, data)
+    assert drv.active == ("lift", "index_mcp", "index_pip", "middle_mcp", "middle_pip",
+                          "thumb_yaw", "thumb_mcp")
+    assert {(c.follower, c.leader, c.ratio) for c in drv.couplings} == {
+        ("thumb_ip", "thumb_mcp", 1.0), ("index_dip", "index_pip", 0.8), ("middle_dip", "middle_pip", 0.8)}
+
+
+# -- driver set-up errors ----------------------------------------------------------------------
+
+def test_unknown_joint_lists_the_real_ones(rig):
+    with pytest.raises(KeyError) as info:
+        K.Driver(*rig, joints=["bsae"])
+    assert "no joint named 'bsae'" in str(info.value) and "'base', 'tip', 'reach'" in str(info.value)
+    drv = K.Driver(*rig)
+    with pytest.raises(KeyError, match="driven joints"):
+        drv.set_goal({"nope": 1.0})
+
+
+def test_free_joint_and_bad_coupling_range_are_refused(hand, rig):
+    with pytest.raises(ValueError, match="free joint"):
+        K.Driver(*hand, joints=["rod"])
+    with pytest.raises(ValueError, match="outside tip's range"):
+        K.Driver(*rig, couplings=[K.Coupling("tip", "base", 1.0)])
+    with pytest.raises(ValueError, match="tolerance"):
+        K.Driver(*rig, tolerance=-1)
+
+
+# -- slew limits -------------------------------------------------------------------------------
+
+def test_slew_limits_hold_and_goal_is_reached_exactly(rig):
+    model, data = rig
+    drv = K.Driver(model, data, slew=2.0, slide_slew=0.05, project=False)
+    drv.set_goal({"base": 1.0, "reach": 0.03})
+    rate_dt = {"base": 2.0 * model.opt.timestep, "reach": 0.05 * model.opt.timestep}
+    steps = math.ceil(max(1.0 / rate_dt["base"], 0.03 / rate_dt["reach"])) + 1   # +1: rounding
+    previous = drv.applied
+    for _ in range(steps):
+        drv.step()
+        now = drv.applied
+        for name, limit in rate_dt.items():
+            assert abs(now[name] - previous[name]) <= limit + 1e-15
+        assert now["tip"] == 0.5 * now["base"]             # coupling exact in every pose
+        previous = now
+    assert drv.applied["base"] == 1.0 and drv.applied["reach"] == 0.03
+    assert data.joint("base").qpos[0] == 1.0 and drv.tracking_error() == 0.0
+
+
+def test_no_slew_applies_the_goal_in_one_step_and_clips(rig):
+    drv = K.Driver(*rig, slew=None, project=False)
+    drv.set_goal({"base": 7.0})                              # beyond the range [-1, 1.5]
+    drv.step()
+    assert drv.applied["base"] == 1.5 and drv.applied["tip"] == 0.75
+
+
+def test_follower_targets_command_their_leader(rig):
+    drv = K.Driver(*rig)
+    assert drv.set_goal({"tip": 0.4})["base"] == pytest.approx(0.8)     # seed 002 §4.3: arc / ratio
+    with pytest.raises(ValueError, match="conflicting"):
+        drv.set_goal({"tip": 0.4, "base": 0.1})
+
+
+# -- projection --------------------------------------------------------------------------------
+
+def _dry_run_free(model, goal, start, steps, slew):
+    """Does the slewed path (no projection) from start to goal stay free of penetration?"""
+    data = mujoco.MjData(model)
+    data.qpos[:] = start
+    mujoco.mj_forward(model, data)
+    drv = K.Driver(model, data, slew=slew, project=False, final_forward=False)
+    drv.set_goal(goal)
+    depth = [drv.step().penetration for _ in range(steps)]
+    return max(depth) == 0.0 and drv.applied == drv.goal
+
+
+def test_random_commands_never_penetrate_and_reach_what_is_reachable(hand):
+    model, data = hand
+    tol, iterations, slew = 5e-4, 12, 10.0
+    drv = K.Driver(model, data, slew=slew, tolerance=tol, iterations=iterations, final_forward=False)
+    rng = np.random.default_rng(8)
+    steps = 90                                              # 1.6 rad at 10 rad/s is 80 steps
+    reversed_ = [name != "thumb_yaw" and name != "lift" for name in drv.active]
+    outcomes = []
+    for _ in range(5):
+        start = data.qpos.copy()
+        commands = rng.uniform(0, 255, len(drv.active))
+        commands[0] = 0                                     # keep the lift down
+        goal = drv.command(commands, reverse=reversed_)
+        free_path = _dry_run_free(model, goal, start, steps, slew)
+        previous = drv.applied
+        for _ in range(steps):
+            report = drv.step()
+            assert report.penetration <= tol
+            assert drv.coupling_error() == 0.0
+            now = drv.applied
+            for name in drv.active:
+                limit = (slew if name != "lift" else 0.05) * model.opt.timestep
+                assert abs(now[name] - previous[name]) <= limit + 1e-15
+            previous = now
+        if free_path:
+            assert drv.applied == goal                     # reached exactly
+        else:
+            _assert_stopped_at_contact(drv, tol, slew * model.opt.timestep / 2**iterations)
+        outcomes.append(free_path)
+    assert any(outcomes) and not all(outcomes)             # both kinds of goal were exercised
+
+
+def _assert_stopped_at_contact(drv, tol, resolution):
+    """Every active joint short of its goal is blocked: a nudge of a few resolutions towards
+    the goal penetrates beyond the tolerance, while the pose itself is within it."""
+    assert drv.penetration() <= tol
+    applied, goal = drv.applied, drv.goal
+    blocked = [n for n in drv.active if applied[n] != goal[n]]
+    assert blocked
+    for name in blocked:
+        nudged = dict(applied)
+        nudged[name] += math.copysign(4 * resolution, goal[name] - applied[name])
+        q = drv._couple(np.array([nudged[n] for n in drv.joints]))
+        assert drv._unsafe(q), f"{name} stopped short of contact"
+    drv._write_and_collide(np.array(list(applied.values())), final=True)
+
+
+def test_closing_on_the_rod_stops_at_contact_with_projection_only(hand):
+    model, data = hand
+    off = K.Driver(model, data, project=False)
+    off.set_goal(CLOSE)
+    deepest_off = max(r.penetration for r in off.run(200))
+    assert deepest_off > 0.02                              # fingers pass 2 cm into the rod
+    off.reset({name: 0.0 for name in CLOSE})
+    on = K.Driver(model, data, tolerance=2e-4)
+    on.set_goal(CLOSE)
+    reports = on.run(250)
+    assert max(r.penetration for r in reports) <= 2e-4
+    assert {"projected"} <= {r.status for r in reports} <= {"free", "projected"}
+    _assert_stopped_at_contact(on, 2e-4, 5.0 * model.opt.timestep / 2**12)
+    assert on.tracking_error() > 0.1                       # blocked joints are far from the goal
+
+
+def test_a_blocked_joint_does_not_stop_the_others(rig):
+    # the peg blocks "base"; lowering it ("reach", free to move) goes on at full speed
+    model, data = rig
+    drv = K.Driver(model, data, slew=1.0, slide_slew=0.05)
+    drv.reset({"reach": 0.18})
+    drv.set_goal({"base": 1.5, "reach": 0.0})
+    limit = 0.05 * model.opt.timestep
+    reports, reach = [], [0.18]
+    for _ in range(1600):
+        reports.append(drv.step())
+        reach.append(drv.applied["reach"])
+    moving = np.diff(reach)[np.array(reach[1:]) > 0]
+    assert np.all(np.abs(moving + limit) < 1e-12)          # every step a full slide step down
+    assert any("base" in r.limited for r in reports)       # while base was held back
+    assert max(r.penetration for r in reports) <= drv.tolerance
+    assert drv.applied["base"] == 1.5                      # and reached once the peg had gone
+
+
+def test_fallback_from_a_penetrating_coupled_pose(hand):
+    model, data = hand
+    drv = K.Driver(model, data)
+    safe = drv.applied
+    drv.reset({"index_pip": 1.6, "index_mcp": 1.0})       # teleport: the coupled distal is in the rod
+    assert drv.penetration() > drv.tolerance
+    assert drv.last_safe == safe                           # the penetrating pose was not recorded
+    report = drv.step()
+    assert report.status == "fallback"
+    assert report.penetration <= drv.tolerance and drv.coupling_error() == 0.0
+    assert drv.applied["index_mcp"] < 1.0                 # cut back from the last safe (open) pose
+
+
+def test_stuck_when_the_world_moves_into_the_hand_and_escape_by_opening(hand):
+    model, data = hand
+    drv = K.Driver(model, data)
+    drv.set_goal(CLOSE)
+    drv.run(250)
+    data.joint("rod").qpos[2] -= 0.01                      # the rod sinks into the fingers
+    report = drv.step()
+    assert report.status == "stuck" and report.penetration > drv.tolerance
+    held = report.penetration
+    drv.set_goal({name: 0.0 for name in CLOSE})            # command the hand open
+    depths = [r.penetration for r in drv.run(150)]
+    assert depths[0] <= held and max(np.diff(depths)) <= 1e-12   # never worse while backing out
+    assert depths[-1] == 0.0
+
+
+def test_evaluators_agree_and_calls_are_counted(hand):
+    model, data = hand
+    poses, calls = [], []
+    for how in K.EVALUATORS:
+        mujoco.mj_resetData(model, data)
+        drv = K.Driver(model, data, evaluate=how, final_forward=False)
+        drv.set_goal(CLOSE)
+        drv.run(120)
+        poses.append(drv.applied)
+        calls.append(dict(drv.calls))
+    assert poses[0] == poses[1] == poses[2]
+    assert calls[0]["mj_kinematics"] == calls[0]["mj_collision"] == calls[1]["mj_fwdPosition"]
+    assert calls[1]["mj_fwdPosition"] == calls[2]["mj_forward"]
+
+
+def test_large_steps_can_tunnel_through_a_thin_peg(rig):
+    # a known limit of endpoint checks: the projection only looks at the poses it writes
+    model, data = rig
+    fast = K.Driver(model, data, slew=None)
+    fast.reset({"base": -1.0, "reach": 0.18})
+    fast.set_goal({"base": 1.5})
+    assert fast.step().status == "free" and fast.applied["base"] == 1.5     # jumped through
+    slow = K.Driver(model, data, slew=2.0)
+    slow.reset({"base": -1.0, "reach": 0.18})
+    slow.set_goal({"base": 1.5})
+    slow.run(800)
+    assert slow.applied["base"] < 0.5 and slow.penetration() <= slow.tolerance
+
+
+def test_penetration_counts_only_the_chosen_geoms(hand):
+    model, data = hand
+    rod, post = model.geom("rod").id, model.geom("post_left").id
+    data.joint("rod").qpos[2] -= 0.003                     # press the rod into its post
+    mujoco.mj_forward(model, data)
+    assert K.penetration(model, data) == pytest.approx(0.003, abs=1e-6)
+    assert K.penetration(model, data, [rod, post]) == pytest.approx(0.003, abs=1e-6)
+    assert K.penetration(model, data, K.moved_geoms(model, ["index_mcp"])) == 0.0
+    assert set(K.moved_geoms(model, ["index_pip"])) == {
+        g for g in range(model.ngeom) if model.body(model.geom_bodyid[g]).name in ("index_mid", "index_dist")}
