@@ -6,7 +6,8 @@
 #
 # Set-up is idempotent and quick the second time: a virtual environment in .venv
 # (override with LABKIT_VENV), the course package with its pinned dependencies, a
-# Jupyter kernel, and on Debian/Ubuntu the system GL libraries for headless rendering.
+# Jupyter kernel, and on Debian/Ubuntu the system GL libraries for headless rendering
+# (and, for the tests, Chromium: one test runs a chapter in a real browser).
 # Extra arguments go to JupyterLab or pytest (e.g. ./run.sh test -k start_here).
 set -euo pipefail
 
@@ -20,7 +21,7 @@ say() { printf '[run.sh] %s\n' "$*"; }
 die() { printf '[run.sh] error: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
@@ -60,6 +61,8 @@ system_packages() {
   # venv + ensurepip come in a separate package on Debian/Ubuntu
   [ -x "$venv/bin/python" ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || need="python3-venv "
   need+="$(apt_missing libegl1 libopengl0 libgl1-mesa-dri)"
+  # the test suite opens a chapter in a real browser (tests/test_browser.py)
+  [ "${1:-}" = test ] && need+="$(apt_missing chromium)"
   if [ -n "${need// /}" ]; then apt_install $need; fi
 }
 
@@ -83,14 +86,14 @@ print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest(), sys.versi
 }
 
 setup() {
-  system_packages
+  system_packages "$1"
   python_env
 }
 
 case "${1:-}" in
   lab)
     shift
-    setup
+    setup lab
     extra=()
     [ "$(id -u)" -eq 0 ] && extra+=(--allow-root)
     say "starting JupyterLab on course/ — open the URL printed below (Ctrl+C stops it)"
@@ -99,7 +102,7 @@ case "${1:-}" in
     ;;
   test)
     shift
-    setup
+    setup test
     exec "$venv/bin/python" -m pytest "$@"
     ;;
   -h|--help|help) usage 0 ;;
