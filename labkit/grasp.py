@@ -42,6 +42,7 @@ import numpy as np
 
 from . import gl
 from .formatting import fmt
+from .models import element_id
 from .recording import Recording
 
 if TYPE_CHECKING:
@@ -64,16 +65,6 @@ PARAMETERS = {
     "<servo>_kp": "position gain (N/m or N·m/rad) of the servos named <servo>",
     "<servo>_kv": "velocity gain (N·s/m or N·m·s/rad) of the servos named <servo>",
 }
-
-
-def _actuator(model: mujoco.MjModel, name: str) -> int:
-    import mujoco
-
-    index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
-    if index < 0:
-        names = [model.actuator(i).name for i in range(model.nu)]
-        raise KeyError(f"the model has no actuator named {name!r}; its actuators: {names}")
-    return index
 
 
 def _vector(key: str, value: Any, size: int) -> np.ndarray:
@@ -159,7 +150,7 @@ def configure(
             if not number >= 0 or not math.isfinite(number):
                 raise ValueError(f"{key!r} must be a number ≥ 0; got {value!r}")
             for name in groups[group]:
-                a = _actuator(model, name)
+                a = element_id(model, "actuator", name)
                 if (model.actuator_gaintype[a] != mujoco.mjtGain.mjGAIN_FIXED
                         or model.actuator_biastype[a] != mujoco.mjtBias.mjBIAS_AFFINE):
                     raise ValueError(f"actuator {name!r} is not a position servo (fixed gain, "
@@ -232,16 +223,6 @@ class GraspReport:
         return self.text()
 
 
-def _body(model: mujoco.MjModel, name: str) -> int:
-    import mujoco
-
-    index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
-    if index < 0:
-        names = [model.body(i).name for i in range(model.nbody)]
-        raise KeyError(f"the model has no body named {name!r}; its bodies: {names}")
-    return index
-
-
 def script(
     model: mujoco.MjModel,
     *,
@@ -267,8 +248,8 @@ def script(
     if not 0 <= close_ramp <= t_close or not 0 <= lift_ramp <= t_lift:
         raise ValueError("each ramp must fit in its phase (0 ≤ close_ramp ≤ close duration, "
                          "0 ≤ lift_ramp ≤ lift duration)")
-    closing = {_actuator(model, name): float(v) for name, v in close.items()}
-    lifting = {_actuator(model, name): float(v) for name, v in lift.items()}
+    closing = {element_id(model, "actuator", name): float(v) for name, v in close.items()}
+    lifting = {element_id(model, "actuator", name): float(v) for name, v in lift.items()}
     nu = model.nu
 
     def ctrl(_model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
@@ -314,8 +295,8 @@ def trial(
     control = script(model, close=close, lift=lift, durations=durations, close_ramp=close_ramp,
                      lift_ramp=lift_ramp)
     t_close, t_lift, t_hold = (float(x) for x in durations)
-    obj, base = _body(model, object), _body(model, hand)
-    finger_ids = [_body(model, f) for f in fingers]
+    obj, base = element_id(model, "body", object), element_id(model, "body", hand)
+    finger_ids = [element_id(model, "body", f) for f in fingers]
     if not finger_ids:
         raise ValueError("a grasp needs at least one finger body")
     which = {b: k for k, b in enumerate(finger_ids)}

@@ -13,7 +13,7 @@ from . import gl
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["ModelError", "compile_error", "load", "model_names", "model_path", "models_dir"]
+__all__ = ["ModelError", "compile_error", "element_id", "load", "model_names", "model_path", "models_dir"]
 
 _XMLREF = "https://mujoco.readthedocs.io/en/3.17.0/XMLreference.html"
 
@@ -110,6 +110,30 @@ def compile_error(source: str | os.PathLike[str]) -> str | None:
             raise
         return exc.mujoco
     return None
+
+
+_KINDS = {  # element kind -> (mjtObj name, mjModel count field)
+    "joint": ("mjOBJ_JOINT", "njnt"), "actuator": ("mjOBJ_ACTUATOR", "nactuator"),
+    "sensor": ("mjOBJ_SENSOR", "nsensor"), "body": ("mjOBJ_BODY", "nbody"),
+    "site": ("mjOBJ_SITE", "nsite"), "geom": ("mjOBJ_GEOM", "ngeom"),
+    "camera": ("mjOBJ_CAMERA", "ncam"), "tendon": ("mjOBJ_TENDON", "ntendon"),
+}
+
+
+def element_id(model: mujoco.MjModel, kind: str, name: str) -> int:
+    """The id of the ``kind`` element (``"joint"``, ``"actuator"``, ``"body"``, ``"site"``,
+    ``"geom"``, ``"sensor"``, ``"camera"``, ``"tendon"``) called ``name``; an unknown name
+    raises ``KeyError`` listing the model's names of that kind."""
+    __tracebackhide__ = True
+    import mujoco
+
+    obj_name, count = _KINDS[kind]
+    obj = getattr(mujoco.mjtObj, obj_name)
+    index = mujoco.mj_name2id(model, obj, name)
+    if index < 0:
+        names = [n for i in range(getattr(model, count)) if (n := mujoco.mj_id2name(model, obj, i))]
+        raise KeyError(f"the model has no {kind} named {name!r}; its {kind}s: {names or 'none'}")
+    return index
 
 
 def load(

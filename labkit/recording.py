@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import gl
+from .models import element_id
 
 if TYPE_CHECKING:
     import mujoco
@@ -80,29 +81,6 @@ class Recording(Mapping[str, np.ndarray]):
         return f"<Recording {len(self.t)} samples, {span}: {', '.join(self.signals)}>"
 
 
-def _names(model: mujoco.MjModel, obj: Any, count: int) -> list[str]:
-    import mujoco
-
-    return [mujoco.mj_id2name(model, obj, i) or f"#{i}" for i in range(count)]
-
-
-def _lookup(model: mujoco.MjModel, kind: str, name: str) -> int:
-    import mujoco
-
-    obj, count = {
-        "joint": (mujoco.mjtObj.mjOBJ_JOINT, model.njnt),
-        "actuator": (mujoco.mjtObj.mjOBJ_ACTUATOR, model.nactuator),
-        "sensor": (mujoco.mjtObj.mjOBJ_SENSOR, model.nsensor),
-        "body": (mujoco.mjtObj.mjOBJ_BODY, model.nbody),
-        "site": (mujoco.mjtObj.mjOBJ_SITE, model.nsite),
-    }[kind]
-    index = mujoco.mj_name2id(model, obj, name)
-    if index < 0:
-        names = [n for n in _names(model, obj, count) if not n.startswith("#")]
-        raise KeyError(f"the model has no {kind} named {name!r}; its {kind}s: {names or 'none'}")
-    return index
-
-
 def resolve(model: mujoco.MjModel, spec: str) -> tuple[str, np.ndarray, str]:
     """Resolve a spec string to (data field, index array, unit). See the module docstring."""
     import mujoco
@@ -113,7 +91,7 @@ def resolve(model: mujoco.MjModel, spec: str) -> tuple[str, np.ndarray, str]:
     if not sep:
         raise ValueError(f"signal {spec!r} needs a kind, e.g. 'qpos:{spec}' or 'sensor:{spec}'")
     if kind in _JOINT_WIDTH:
-        j = _lookup(model, "joint", name)
+        j = element_id(model, "joint", name)
         jtype = int(model.jnt_type[j])
         start = model.jnt_qposadr[j] if kind == "qpos" else model.jnt_dofadr[j]
         width = _JOINT_WIDTH[kind][jtype]
@@ -122,7 +100,7 @@ def resolve(model: mujoco.MjModel, spec: str) -> tuple[str, np.ndarray, str]:
                 "qacc": "rad/s²" if hinge else "m/s²"}[kind]
         return kind, np.arange(start, start + width), unit if jtype >= 2 else ""
     if kind in ("ctrl", "force", "act"):
-        a = _lookup(model, "actuator", name)
+        a = element_id(model, "actuator", name)
         if kind == "act":
             adr, num = model.actuator_actadr[a], model.actuator_actnum[a]
             if adr < 0:
@@ -134,11 +112,11 @@ def resolve(model: mujoco.MjModel, spec: str) -> tuple[str, np.ndarray, str]:
         adr, num = model.actuator_outadr[a], model.actuator_outnum[a]  # and give several forces
         return "actuator_force", np.arange(adr, adr + num), ""
     if kind == "sensor":
-        s = _lookup(model, "sensor", name)
+        s = element_id(model, "sensor", name)
         adr, dim = model.sensor_adr[s], model.sensor_dim[s]
         return "sensordata", np.arange(adr, adr + dim), ""
     if kind in ("xpos", "site"):
-        i = _lookup(model, "body" if kind == "xpos" else "site", name)
+        i = element_id(model, "body" if kind == "xpos" else "site", name)
         return ("xpos" if kind == "xpos" else "site_xpos"), np.array([i]), "m"
     raise ValueError(
         f"unknown signal kind {kind!r} in {spec!r}; use qpos, qvel, qacc, ctrl, force, act, "

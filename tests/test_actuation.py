@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 import pytest
 
+import labkit
 from labkit import actuation
 from labkit.actuation import Trace, TraceMismatch, explain, trace
 
@@ -305,8 +306,10 @@ def test_orientation_zero_quaternion_reads_as_identity():
 def test_a_bad_control_zeroes_every_input():
     model, data = build('<motor joint="hinge"/><motor joint="spin" gear="3"/>')
     data.ctrl[:] = [np.nan, 1.0]
-    mujoco.mj_forward(model, data)
-    t = trace(model, data, 1)
+    with labkit.mujoco_warnings() as caught:  # MuJoCo warns (and would write MUJOCO_LOG.TXT)
+        mujoco.mj_forward(model, data)
+        t = trace(model, data, 1)
+    assert caught and "CTRL" in caught[0]
     assert t.request[0] == 1.0 and t.input[0] == 0 and t.force[0] == 0
     assert any("zeroes every input" in n for n in t.notes)
 
