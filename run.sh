@@ -62,7 +62,7 @@ system_packages() {
   [ -x "$venv/bin/python" ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || need="python3-venv "
   need+="$(apt_missing libegl1 libopengl0 libgl1-mesa-dri)"
   # the test suite opens a chapter in a real browser (tests/test_browser.py)
-  [ "${1:-}" = test ] && need+="$(apt_missing chromium)"
+  [ "${1:-}" = test ] && need+="$(apt_missing chromium libatomic1)"  # libatomic1: Playwright's node
   if [ -n "${need// /}" ]; then apt_install $need; fi
 }
 
