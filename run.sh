@@ -7,7 +7,8 @@
 # Set-up is idempotent and quick the second time: a virtual environment in .venv
 # (override with LABKIT_VENV), the course package with its pinned dependencies, a
 # Jupyter kernel, and on Debian/Ubuntu the system GL libraries for headless rendering
-# (and, for the tests, Chromium: one test runs a chapter in a real browser).
+# (and, for the tests, Chromium: one test runs a chapter in a real browser; and
+# bubblewrap: the grader's sandbox).
 # Extra arguments go to JupyterLab or pytest (e.g. ./run.sh test -k start_here).
 set -euo pipefail
 
@@ -61,8 +62,9 @@ system_packages() {
   # venv + ensurepip come in a separate package on Debian/Ubuntu
   [ -x "$venv/bin/python" ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || need="python3-venv "
   need+="$(apt_missing libegl1 libopengl0 libgl1-mesa-dri)"
-  # the test suite opens a chapter in a real browser (tests/test_browser.py)
-  [ "${1:-}" = test ] && need+="$(apt_missing chromium libatomic1)"  # libatomic1: Playwright's node
+  # the test suite opens a chapter in a real browser (tests/test_browser.py) and grades
+  # submissions in the grader's sandbox (bubblewrap)
+  [ "${1:-}" = test ] && need+="$(apt_missing chromium libatomic1 bubblewrap)"  # libatomic1: Playwright's node
   if [ -n "${need// /}" ]; then apt_install $need; fi
 }
 

@@ -61,8 +61,8 @@ __all__ = sorted(_EXPORTS)
 
 _MODULES = frozenset({
     "actuation", "callbacks", "claims", "cli", "contact", "doctor", "exercises", "formatting",
-    "gl", "grading", "grasp", "kinematic", "messages", "models", "notebooks", "plotting",
-    "recording", "rendering", "reporting", "session", "solver", "sources", "student",
+    "gl", "grasp", "kinematic", "messages", "models", "plotting",
+    "recording", "rendering", "reporting", "session", "solver", "sources",
 })
 
 

@@ -1,4 +1,4 @@
-"""The ``labkit`` command: ``doctor``, ``claims``, ``execute``, ``student``, ``grade``."""
+"""The ``labkit`` command: ``doctor``, ``claims``, ``execute``, ``student``, ``grade``, ``gradescope``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _doctor(_: argparse.Namespace) -> int:
 
 
 def _notebooks(paths: list[str]) -> list[Path]:
-    from .notebooks import course_notebooks
+    from .classroom.notebooks import course_notebooks
 
     chosen = [Path(p) for p in paths] or course_notebooks()
     missing = [str(p) for p in chosen if not p.is_file()]
@@ -38,7 +38,7 @@ def _notebooks(paths: list[str]) -> list[Path]:
 
 
 def _claims(args: argparse.Namespace) -> int:
-    from .notebooks import execute
+    from .classroom.notebooks import execute
 
     log = Path(args.log) if args.log else Path(tempfile.mkdtemp()) / "claims.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +74,7 @@ def _claims(args: argparse.Namespace) -> int:
 def _execute(args: argparse.Namespace) -> int:
     import nbformat
 
-    from .notebooks import execute
+    from .classroom.notebooks import execute
 
     status = 0
     for path in _notebooks(args.notebooks):
@@ -103,10 +103,11 @@ def main(argv: list[str] | None = None) -> int:
                                   "(for maintainers: regenerates the committed outputs)")
     execute.add_argument("notebooks", nargs="*", help="notebooks (default: all of course/)")
     execute.set_defaults(run=_execute)
-    from . import grading, student
+    from .classroom import gradescope, grading, student
 
     student.add_commands(commands)
     grading.add_commands(commands)
+    gradescope.add_commands(commands)
     args = parser.parse_args(argv)
     return args.run(args)
 

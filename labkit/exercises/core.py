@@ -36,8 +36,8 @@ __all__ = [
     "ExerciseFailed",
     "Result",
     "Spec",
-    "checker",
     "chapter_specs",
+    "checker",
     "spec",
 ]
 

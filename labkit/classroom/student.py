@@ -5,16 +5,21 @@ copy in OUT in which
 
 - every ``### BEGIN SOLUTION`` / ``### END SOLUTION`` region of a code cell is replaced by
   one line, ``raise NotImplementedError("Exercise N.M · <title>: ...")``, at the marker's
-  indentation; the lines before and after the region stay.  ``N.M`` and the title come
-  from the next ``labkit.exercise("N.M", "<title>", ...)`` call (in the same cell after
-  the region, or in a following code cell).  In a markdown cell the region becomes
-  ``YOUR ANSWER HERE`` (nbgrader's convention);
+  indentation; the lines before and after the region stay.  ``N.M`` comes from the next
+  ``labkit.exercise("N.M")`` call (in the same cell after the region, or in a following
+  code cell) and the title from labkit's checker of that exercise.  In a markdown cell
+  the region becomes ``YOUR ANSWER HERE`` (nbgrader's convention);
 - every ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS`` region is removed, markers
-  included, and cells tagged ``hidden-tests`` are dropped; a cell tagged ``solution`` is
-  treated as one solution region;
-- all outputs, execution counts and attachments are cleared, cell metadata keeps only
-  ``tags``, ``editable``, ``deletable`` and ``slideshow``, notebook metadata only
-  ``kernelspec`` and ``language_info``.
+  included, and cells tagged ``hidden-tests`` are dropped (nbconvert's
+  ``TagRemovePreprocessor``); a cell tagged ``solution`` is treated as one solution region;
+- outputs and execution counts (``ClearOutputPreprocessor``), metadata
+  (``ClearMetadataPreprocessor``: cells keep ``tags``, ``editable``, ``deletable``,
+  ``slideshow`` and ``nbgrader``, the notebook ``kernelspec`` and ``language_info``) and
+  attachments are cleared;
+- answer and feedback cells carry nbgrader's cell metadata (:func:`nbgrader_metadata`):
+  ``grade_id`` ``answer-N.M`` (``solution``) and ``feedback-N.M`` (``grade``, ``locked``,
+  ``points``), so that nbgrader users can adopt the notebooks and ``labkit grade`` finds
+  an answer cell whose feedback cell was deleted.
 
 Then every solution and hidden-test line (whitespace removed, at least
 :data:`MIN_SECRET` characters) is searched for in every string of the copy; if one is
@@ -51,6 +56,7 @@ __all__ = [
     "add_commands",
     "check_student_copy",
     "exercise_calls",
+    "nbgrader_metadata",
     "student_notebook",
     "write_student_copies",
 ]
@@ -66,7 +72,7 @@ _MARKER = re.compile(r"^[ \t]*#+[ \t]*(BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN 
 _MENTION = re.compile(r"(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 SOLUTION_TAGS = frozenset({"solution"})
 HIDDEN_TAGS = frozenset({"hidden-tests", "hidden_tests"})
-CELL_METADATA = ("tags", "editable", "deletable", "slideshow")
+CELL_METADATA = ("tags", "editable", "deletable", "slideshow", "nbgrader")
 NOTEBOOK_METADATA = ("kernelspec", "language_info")
 MARKDOWN_STUB = "YOUR ANSWER HERE"
 
@@ -82,15 +88,15 @@ class SolutionLeak(StudentCopyError):
 # -- exercise calls ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class ExerciseCall:
-    """One ``labkit.exercise("N.M", "title", points=P)`` call found in a cell."""
+    """One ``labkit.exercise("N.M")`` call found in a cell, with the title and points of
+    labkit's checker for it (``""`` and None when labkit has no such exercise)."""
 
     id: str
     title: str
     points: float | None  # None when points is not a literal number
 
 
-_CALL = re.compile(r"""\bexercise\(\s*(['"])(?P<id>[^'"]+)\1\s*(?:,\s*(['"])(?P<title>.*?)\3)?"""
-                   r"""(?:[^)]*?\bpoints\s*=\s*(?P<points>[0-9.]+))?""")
+_CALL = re.compile(r"""\bexercise\(\s*(['"])(?P<id>[^'"]+)\1""")
 
 
 def _python(source: str) -> str:
@@ -113,31 +119,32 @@ def exercise_calls(source: str) -> list[ExerciseCall]:
     """The ``exercise(...)`` calls in a cell's source, in source order.
 
     Recognises ``labkit.exercise(...)``, ``exercise(...)`` and ``<anything>.exercise(...)``
-    whose first argument is a literal id; ``points`` defaults to 1 as in labkit.
+    whose first argument is a literal id.
     """
     try:
         tree = ast.parse(_python(source))
     except SyntaxError:
-        return [ExerciseCall(m["id"], m["title"] or "", float(m["points"]) if m["points"] else 1.0)
-                for m in _CALL.finditer(source)]
+        return [_registered(m["id"]) for m in _CALL.finditer(source)]
     calls = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and node.args):
             continue
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
         number = _literal(node.args[0])
-        if name != "exercise" or not isinstance(number, (str, int, float)) or isinstance(number, bool):
+        if name != "exercise" or not isinstance(number, str):
             continue
-        keywords = {k.arg: k.value for k in node.keywords}
-        title = _literal(node.args[1]) if len(node.args) > 1 else _literal(keywords.get("title"))
-        points: Any = 1.0
-        if "points" in keywords:
-            points = _literal(keywords["points"])
-            points = float(points) if isinstance(points, (int, float)) and not isinstance(points, bool) \
-                else None
-        calls.append((node.lineno, node.col_offset,
-                      ExerciseCall(str(number), title if isinstance(title, str) else "", points)))
+        calls.append((node.lineno, node.col_offset, _registered(number)))
     return [call for *_, call in sorted(calls, key=lambda c: (c[0], c[1]))]
+
+
+def _registered(number: str) -> ExerciseCall:
+    from ..exercises import spec
+
+    try:
+        found = spec(number)
+    except KeyError:
+        return ExerciseCall(number, "", None)
+    return ExerciseCall(number, found.title, found.points)
 
 
 # -- regions ------------------------------------------------------------------------------
@@ -297,6 +304,7 @@ def student_notebook(notebook: Any) -> StudentCopy:
     import nbformat
 
     nb = copy.deepcopy(notebook)
+    nbgrader_metadata(nb)
     split: list[_Cell | None] = []          # None: cell dropped (hidden tests)
     for index, cell in enumerate(nb.cells):
         tags = set(cell.get("metadata", {}).get("tags", []))
@@ -319,6 +327,7 @@ def student_notebook(notebook: Any) -> StudentCopy:
         if parts is None:
             hidden += 1
             secrets += [_norm(line) for line in cell.source.splitlines()]
+            cells.append(cell)          # TagRemovePreprocessor drops it below
             continue
         hidden += parts.hidden
         stubs += parts.stubs
@@ -328,7 +337,13 @@ def student_notebook(notebook: Any) -> StudentCopy:
             call = calls[after][0] if after is not None else _exercise_in_markdown(nb.cells, index)
             feedback = kept[after] if after is not None else ""
             regions = [line for kind, line in parts.secrets if kind == BEGIN_SOLUTION]
-            names = [n for n in _assigned(regions) if re.search(rf"\b{re.escape(n)}\b", feedback)]
+            from ..exercises import spec
+
+            try:
+                declared = list(spec(call.id).answers) if call else []
+            except KeyError:
+                declared = []
+            names = [n for n in _assigned(regions) if n in declared or re.search(rf"\b{re.escape(n)}\b", feedback)]
             exercises += [call.id if call else "?"] * parts.stubs
             if cell.cell_type == "code":
                 # a JSON string is a valid Python literal, in the course's double quotes
@@ -345,23 +360,13 @@ def student_notebook(notebook: Any) -> StudentCopy:
             cell.source = text.rstrip("\n") if not cell.source.endswith("\n") else text
             if cell.cell_type == "code" and stub_lines:
                 _check_stubs(cell.source, stub_lines, index)
-        if cell.cell_type == "code":
-            outputs += bool(cell.get("outputs"))
-            cell.outputs = []
-            cell.execution_count = None
+        outputs += bool(cell.get("outputs"))
         if "attachments" in cell:
             attachments += 1
             del cell["attachments"]
-        meta = cell.get("metadata", {})
-        keep = {k: meta[k] for k in CELL_METADATA if k in meta}
-        if "tags" in keep:
-            keep["tags"] = [t for t in keep["tags"] if t not in SOLUTION_TAGS | HIDDEN_TAGS]
-            if not keep["tags"]:
-                del keep["tags"]
-        cell.metadata = nbformat.from_dict(keep)
         cells.append(cell)
     nb.cells = cells
-    nb.metadata = nbformat.from_dict({k: nb.metadata[k] for k in NOTEBOOK_METADATA if k in nb.metadata})
+    _clean(nb)
 
     # what the source shows outside every region is public; everything else must be gone
     visible = [_norm(text) for text, parts in zip(kept, split, strict=True) if parts]
@@ -374,6 +379,61 @@ def student_notebook(notebook: Any) -> StudentCopy:
         raise SolutionLeak(f"solution text would survive in the student copy: {shown}")
     nbformat.validate(nb)
     return StudentCopy(nb, exercises, stubs, hidden, outputs, attachments, public)
+
+
+def _clean(nb: Any) -> None:
+    """Outputs, execution counts, metadata and hidden-test cells removed, with nbconvert's
+    preprocessors (in place)."""
+    from nbconvert.preprocessors import (
+        ClearMetadataPreprocessor,
+        ClearOutputPreprocessor,
+        TagRemovePreprocessor,
+    )
+
+    resources: dict[str, Any] = {}
+    TagRemovePreprocessor(remove_cell_tags=set(HIDDEN_TAGS), enabled=True).preprocess(nb, resources)
+    ClearOutputPreprocessor().preprocess(nb, resources)
+    ClearMetadataPreprocessor(preserve_cell_metadata_mask=set(CELL_METADATA),
+                              preserve_nb_metadata_mask=set(NOTEBOOK_METADATA)).preprocess(nb, resources)
+    for cell in nb.cells:
+        tags = [t for t in cell.get("metadata", {}).get("tags", []) if t not in SOLUTION_TAGS | HIDDEN_TAGS]
+        if tags:
+            cell.metadata["tags"] = tags
+        else:
+            cell.get("metadata", {}).pop("tags", None)
+
+
+def nbgrader_metadata(nb: Any) -> list[str]:
+    """Give answer and feedback cells nbgrader's cell metadata (in place) and return the
+    exercise ids found.
+
+    An answer cell (one with a solution region) gets ``grade_id`` ``answer-N.M`` and
+    ``solution: true``; a feedback cell (one calling ``labkit.exercise("N.M")``) gets
+    ``feedback-N.M``, ``grade: true``, ``locked: true`` and the exercise's ``points``.
+    Other cells' nbgrader metadata is removed.
+    """
+    ids = []
+    pending: list[Any] = []
+    for cell in nb.cells:
+        meta = cell.setdefault("metadata", {})
+        meta.pop("nbgrader", None)
+        if cell.get("cell_type") != "code":
+            continue
+        calls = exercise_calls(cell.source)
+        if has_solution(cell.source) or (SOLUTION_TAGS & set(meta.get("tags", []))):
+            pending.append(cell)
+        if calls:
+            call = calls[0]
+            for answer in pending:
+                answer.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
+                                               "grade_id": f"answer-{call.id}", "schema_version": 3}
+            pending = []
+            if not has_solution(cell.source):
+                meta["nbgrader"] = {"grade": True, "solution": False, "locked": True,
+                                    "grade_id": f"feedback-{call.id}", "points": call.points or 0,
+                                    "schema_version": 3}
+            ids.append(call.id)
+    return ids
 
 
 def _exercise_in_markdown(cells: Sequence[Any], index: int) -> ExerciseCall | None:

@@ -18,7 +18,7 @@ KERNEL = "mujoco-by-experiment"
 def course_dir() -> Path:
     """The repository's ``course/`` folder (``$LABKIT_COURSE`` overrides it)."""
     env = os.environ.get("LABKIT_COURSE")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "course"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "course"
 
 
 def course_notebooks() -> list[Path]:

@@ -1,0 +1,234 @@
+"""A Gradescope autograder for the course: ``labkit gradescope CHAPTER.ipynb... --out autograder.zip``.
+
+The zip holds, at its root, Gradescope's two scripts and the course package:
+
+- ``setup.sh`` (run once when the image is built, on Gradescope's Ubuntu base image): the
+  software GL libraries and bubblewrap with apt, a Python ≥ 3.11 (Ubuntu 22.04 ships 3.10:
+  ``python3.11`` comes from Ubuntu's universe archive, or else from the deadsnakes PPA,
+  Ubuntu's documented source of newer Pythons), then a virtual environment with labkit
+  and its pinned dependencies, installed from the zip;
+- ``run_autograder`` (run per submission): grades ``/autograder/submission/*.ipynb`` in the
+  sandbox with :func:`labkit.classroom.grading.grade_one` and always writes
+  ``/autograder/results/results.json``;
+- ``pyproject.toml``, ``README.md``, ``LICENSE``, ``labkit/`` and ``models/``: the
+  package.  No chapter notebook is shipped: the checkers in ``labkit.exercises`` are the
+  whole grading key, so there are no solutions in the image to find.
+
+``results.json`` has one test per exercise (``name``, ``score``, ``max_score``, the
+feedback as ``output``); an exercise with hidden requirements is ``after_published``,
+with a visible companion that shows only the visible feedback.  A top-level ``output``
+says why a submission could not be run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ..exercises import chapter_specs
+
+__all__ = ["add_commands", "build", "results", "run"]
+
+ROOT = Path(os.environ.get("LABKIT_AUTOGRADER_ROOT", "/autograder"))
+_PACKAGE = Path(__file__).resolve().parents[2]
+
+SETUP = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, on its Ubuntu base image, from /autograder/source.
+set -euo pipefail
+cd "$(dirname "$0")"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# software OpenGL (MuJoCo renders on the CPU), the sandbox, and setpriv/unshare (util-linux)
+apt-get install -y -q --no-install-recommends ca-certificates bubblewrap util-linux mount \
+    libegl1 libopengl0 libgl1-mesa-dri
+python=""
+for candidate in python3.13 python3.12 python3.11 python3; do
+  if command -v "$candidate" >/dev/null &&
+     "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    python="$candidate"; break
+  fi
+done
+if [ -z "$python" ]; then
+  # Ubuntu 22.04 ships Python 3.10; 3.11 is in its universe archive
+  apt-get install -y -q --no-install-recommends python3.11 python3.11-venv || {
+    # elsewhere: the deadsnakes PPA, Ubuntu's documented source of newer Pythons
+    apt-get install -y -q --no-install-recommends software-properties-common
+    add-apt-repository -y ppa:deadsnakes/ppa && apt-get update -q
+    apt-get install -y -q --no-install-recommends python3.11 python3.11-venv
+  }
+  python=python3.11
+fi
+version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+"$python" -c 'import ensurepip, venv' 2>/dev/null ||
+  apt-get install -y -q --no-install-recommends "python$version-venv" || apt-get install -y -q python3-venv
+"$python" -m venv /autograder/venv
+/autograder/venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+/autograder/venv/bin/python -m pip install -q --disable-pip-version-check -e /autograder/source
+/autograder/venv/bin/python -c 'import labkit.classroom.gradescope as g; g.smoke()'
+"""
+
+RUN = r"""#!/usr/bin/env bash
+# Gradescope runs this for every submission; it always writes /autograder/results/results.json.
+cd "$(dirname "$0")"
+exec /autograder/venv/bin/python -m labkit.classroom.gradescope run
+"""
+
+
+def _chapter(path: Path) -> int:
+    match = re.match(r"^(\d\d)_", path.name)
+    if not match or not chapter_specs(int(match.group(1))):
+        raise ValueError(f"{path}: not a course chapter with exercises (expected e.g. 05_solver_parameters.ipynb)")
+    return int(match.group(1))
+
+
+def build(chapters: list[Path | str], out: Path | str, *, sandboxed: bool = True) -> Path:
+    """Write the autograder zip for ``chapters`` (course notebooks, named ``NN_topic.ipynb``)
+    to ``out``; returns its path.  ``sandboxed=False`` grades without bubblewrap (every
+    result then says so)."""
+    numbers = sorted({_chapter(Path(c)) for c in chapters})
+    names = {n: Path(c).stem for c in chapters for n in [_chapter(Path(c))]}
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    config = {"chapters": numbers, "names": {str(k): v for k, v in names.items()}, "sandbox": sandboxed}
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o100755 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, text)
+        archive.writestr("autograder.json", json.dumps(config, indent=1) + "\n")
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
+            archive.write(_PACKAGE / name, name)
+        for folder in ("labkit", "models"):
+            for path in sorted((_PACKAGE / folder).rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    archive.write(path, str(path.relative_to(_PACKAGE)))
+    return out
+
+
+def results(graded: list[Any], *, output: str = "") -> dict[str, Any]:
+    """Gradescope's results.json for graded submissions (one test per exercise)."""
+    tests = []
+    for g in graded:
+        for e in g.exercises:
+            name = f"Exercise {e.id} · {e.title}"
+            visible = "\n".join(e.messages)
+            if e.hidden_messages:
+                tests.append({"name": name, "score": e.score, "max_score": e.points,
+                              "output": "\n".join([*e.messages, *e.hidden_messages]),
+                              "visibility": "after_published"})
+                tests.append({"name": f"{name} (feedback; hidden tests count after grades are published)",
+                              "output": visible, "visibility": "visible"})
+            else:
+                tests.append({"name": name, "score": e.score, "max_score": e.points, "output": visible,
+                              "visibility": "visible"})
+    notes = [output] if output else []
+    for g in graded:
+        notes += [f"{Path(g.file).name}: {p}" for p in g.problems]
+    return {"score": round(sum(g.total for g in graded), 2), "output": "\n".join(notes),
+            "tests": tests, "stdout_visibility": "hidden"}
+
+
+def _write(result: dict[str, Any], root: Path) -> None:
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    (root / "results" / "results.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+
+
+def run(root: Path = ROOT) -> int:
+    """Grade ``root/submission`` and write ``root/results/results.json`` (always)."""
+    from . import grading, sandbox
+
+    try:
+        config = json.loads((Path(__file__).resolve().parents[2] / "autograder.json").read_text())
+    except OSError:
+        config = {"chapters": [], "names": {}, "sandbox": True}
+    try:
+        notebooks = sorted((root / "submission").rglob("*.ipynb"))
+        notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
+        if not notebooks:
+            _write({"score": 0, "output": "No notebook (.ipynb) was found in your submission: upload the "
+                    "chapter's notebook file itself.", "tests": []}, root)
+            return 0
+        warning = "" if config.get("sandbox", True) else grading.UNSANDBOXED
+        if config.get("sandbox", True):
+            sandbox.check()
+        subs = []
+        for path in notebooks:
+            found = grading.find_submissions([path])[0]
+            if found.chapter not in config["chapters"] and len(config["chapters"]) == 1:
+                found = grading.find_submissions([path], chapter=config["chapters"][0])[0]
+            if found.chapter in config["chapters"]:
+                found.notebook = config["names"].get(str(found.chapter), found.notebook)
+                subs.append(found)
+        if not subs:
+            names = ", ".join(f"{n}.ipynb" for n in config["names"].values())
+            _write({"score": 0, "output": f"None of the uploaded notebooks ({', '.join(p.name for p in notebooks)}) "
+                    f"answers this assignment's chapter ({names}).", "tests": []}, root)
+            return 0
+        graded = [grading.grade_one(sub, timeout=900, cell_timeout=300, max_output=16 << 20,
+                                    use_sandbox=config.get("sandbox", True), limits=sandbox.Limits())
+                  for sub in subs]
+        _write(results(graded, output=warning), root)
+    except sandbox.SandboxUnavailable as exc:
+        _write({"score": 0, "output": f"The autograder cannot start its sandbox on this machine, so nothing "
+                f"was graded; please tell your instructor.\n{exc}", "tests": []}, root)
+    except Exception as exc:  # results.json must always be written
+        _write({"score": 0, "output": f"The autograder failed ({type(exc).__name__}: {exc}); please tell "
+                "your instructor.", "tests": []}, root)
+    return 0
+
+
+def smoke() -> None:
+    """setup.sh's last step: labkit imports, MuJoCo is the pinned one, the sandbox starts."""
+    import mujoco
+
+    from ..session import BASELINE_MUJOCO
+    from . import sandbox
+
+    assert mujoco.__version__ == BASELINE_MUJOCO, f"MuJoCo {mujoco.__version__}, expected {BASELINE_MUJOCO}"
+    try:
+        sandbox.check()
+        print("labkit autograder: ready (sandbox works)")
+    except sandbox.SandboxUnavailable as exc:
+        print(f"labkit autograder: WARNING: {exc}")
+
+
+def _main(args: argparse.Namespace) -> int:
+    try:
+        path = build(args.chapters, args.out, sandboxed=not args.no_sandbox)
+    except (ValueError, OSError) as exc:
+        print(f"labkit gradescope: {exc}")
+        return 2
+    with zipfile.ZipFile(path) as archive:
+        files = len(archive.namelist())
+    print(f"✔ {path}: Gradescope autograder for chapter(s) "
+          f"{', '.join(Path(c).stem for c in args.chapters)} ({files} files; setup.sh and run_autograder at "
+          "its root). Upload it as the assignment's autograder (Ubuntu 22.04 base image).")
+    return 0
+
+
+def add_commands(subparsers: Any) -> None:
+    """Register ``labkit gradescope`` on labkit's argparse subparsers."""
+    parser = subparsers.add_parser(
+        "gradescope", help="write a Gradescope autograder zip for chapter notebooks",
+        description="Write a Gradescope autograder package (setup.sh and run_autograder at the zip root, "
+        "the course package and models, no notebooks) that grades uploaded chapter notebooks in the sandbox.")
+    parser.add_argument("chapters", nargs="+", metavar="CHAPTER.ipynb", help="the course notebooks to grade")
+    parser.add_argument("--out", required=True, help="the zip file to write")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="grade without bubblewrap (every result then carries a warning)")
+    parser.set_defaults(run=_main)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["run"]:
+        sys.exit(run())
+    sys.exit(f"usage: python -m labkit.classroom.gradescope run   (grades {ROOT}/submission)")

@@ -1,0 +1,360 @@
+"""``labkit grade``: answers collected in the sandbox, scored outside it; forgeries earn nothing.
+
+Two grader runs carry the slow part.  The course run grades every course notebook: the
+reference solutions earn full marks.  The class run grades, in one command-line run,
+chapter 00 submissions that are correct, blank, partly correct, broken in the ways
+students break notebooks (not JSON, raising, looping, sys.exit, os._exit, output floods),
+and forged in the ways students forge grades (a post-run hook writing grade lines, a
+patched labkit, a redefined feedback function, fake feedback printed, the reference
+notebook read, a network connection, files written outside the sandbox).  No forgery may
+score more than the blank copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import re
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labkit.classroom import grading, sandbox, student
+from labkit.classroom.notebooks import course_notebooks
+from labkit.exercises import chapter_specs
+
+COURSE = course_notebooks()
+START = next(p for p in COURSE if p.stem.startswith("00_"))
+CAPSTONE = next(p for p in COURSE if p.stem.startswith("09_"))
+
+
+def tree_hashes(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def cli(*argv: object) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="labkit")
+    commands = parser.add_subparsers(dest="command", required=True)
+    grading.add_commands(commands)
+    args = parser.parse_args([str(a) for a in argv])
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        status = args.run(args)
+    return status, buffer.getvalue()
+
+
+# -- who is who ----------------------------------------------------------------------------------
+def test_submission_names_and_chapters(tmp_path):
+    chapter = START.stem
+    nb = json.dumps({"cells": [{"cell_type": "code", "source": 'labkit.exercise("0.2")', "metadata": {}}]})
+    for relative in (f"alice/{chapter}.ipynb", f"bob_{chapter}.ipynb", f"carol-{chapter}.ipynb",
+                     "dave.ipynb", "erin.ipynb", ".ipynb_checkpoints/x.ipynb"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(nb if relative != "erin.ipynb" else "{}")
+    found = {s.student: s for s in grading.find_submissions([tmp_path])}
+    assert set(found) == {"alice", "bob", "carol", "dave", "erin"}
+    assert all(found[n].notebook == chapter and found[n].chapter == 0 for n in ("alice", "bob", "carol"))
+    assert found["dave"].chapter == 0 and not found["dave"].problem, "chapter read from the exercise ids"
+    assert found["erin"].chapter is None and "pass --chapter" in found["erin"].problem
+    assert {s.chapter for s in grading.find_submissions([tmp_path], chapter=0)} == {0}
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / f"{chapter}.ipynb").write_text(nb)
+    (tmp_path / "x" / f"x_{chapter}.ipynb").write_text(nb)
+    with pytest.raises(ValueError, match="two submissions"):
+        grading.find_submissions([tmp_path / "x"])
+
+
+def test_prepare_collects_answers_where_feedback_stood_or_after_the_answer_cell():
+    def cell(source, grade_id=None):
+        made = nbformat.v4.new_code_cell(source)
+        if grade_id:
+            made.metadata["nbgrader"] = {"grade_id": grade_id}
+        return made
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [cell("tip_height = 1", "answer-0.1"), cell('labkit.exercise("0.1")  # check'),
+                cell("long_period = 2", "answer-0.2"), cell("long_period = 3", "answer-0.2"),
+                cell("x = 1"), cell('labkit.exercise("0.1")')]
+    collect, notes = grading.prepare(nb, chapter_specs(0))
+    sources = [c.source for c in nb.cells]
+    assert sources[1] == "__import__('labkit.exercises').exercises.collect(\"0.1\")  # check"
+    assert sources[4] == "__import__('labkit.exercises').exercises.collect(\"0.2\")", \
+        "a deleted feedback cell is collected after its (last) answer cell"
+    assert sources[-1].count("collect(") == 3, "a final cell collects every exercise"
+    assert collect == [1, 4, 6, 7, 8]
+    assert any("feedback cell of exercise 0.1 appears 2 times" in n for n in notes)
+    assert any("answer cell of exercise 0.2 appears 2 times" in n for n in notes)
+    assert any("feedback cell of exercise 0.2 is missing" in n for n in notes)
+    assert any("exercise 0.3 has neither" in n for n in notes)
+
+
+# -- the sandbox ----------------------------------------------------------------------------------
+def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
+    sandbox.check()
+    work = tmp_path / "work"
+    work.mkdir()
+    sandbox.prepare_work(work)
+    probe = ("import os, socket, pathlib\n"
+             f"print('course', os.path.exists({str(START.parent)!r}))\n"
+             f"print('repo', os.path.exists({str(START.parents[1] / '.git')!r}))\n"
+             "print('uid', os.getuid() if os.geteuid() else 'root')\n"
+             "s = socket.socket()\n"
+             "try:\n    s.connect(('127.0.0.1', 9)); print('net', 'open')\n"
+             "except OSError as e:\n    print('net', type(e).__name__)\n"
+             "pathlib.Path('mine.txt').write_text('kept in the private folder')\n"
+             "try:\n    open('/usr/lib/x', 'w')\nexcept OSError as e:\n    print('usr', e.errno)\n")
+    import subprocess
+    import sys
+
+    argv, stage = sandbox.command([sys.executable, "-c", probe], work=work, env={"PATH": "/usr/bin:/bin"})
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    finally:
+        if stage:
+            shutil.rmtree(stage)
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert lines == {"course": "False", "repo": "False", "uid": lines["uid"], "net": lines["net"], "usr": "30"}, \
+        done.stderr
+    assert lines["uid"] != "root" and lines["net"] != "open"
+    assert (work / "mine.txt").read_text() == "kept in the private folder"
+
+
+def test_a_missing_bubblewrap_stops_grading_with_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    status, out = cli("grade", START, "--out", tmp_path / "out")
+    assert status == 2 and sandbox.INSTALL in out and "--no-sandbox" in out
+    assert not (tmp_path / "out").exists()
+
+
+# -- the course's own solutions ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def course_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("grading") / "solutions"
+    folder.mkdir()
+    for path in COURSE:
+        shutil.copyfile(path, folder / path.name)
+    before = tree_hashes(folder)
+    results = grading.grade([folder], folder.parent / "out", timeout=300, cell_timeout=120, jobs=2)
+    assert tree_hashes(folder) == before
+    return {g.notebook: g for g in results}
+
+
+@pytest.mark.parametrize("source", COURSE, ids=[p.stem for p in COURSE])
+def test_the_solutions_earn_full_marks_on_every_exercise(course_run, source):
+    graded = course_run[source.stem]
+    assert graded.status == "ok" and graded.problems == [], graded.problems
+    assert [e.id for e in graded.exercises] == [s.id for s in chapter_specs(int(source.stem[:2]))]
+    for e in graded.exercises:
+        assert (e.status, e.score) == ("passed", e.points), (e.id, e.messages)
+    assert graded.total == graded.points > 0
+
+
+# -- a class of chapter 00: broken and forged submissions -------------------------------------------------
+FORGERIES = {
+    # a post-run hook appending full-score lines to every log a grader might read
+    "hook": "import json, os\n"
+            "def forge(result):\n"
+            "    for path in (os.environ.get('LABKIT_GRADES') or 'grades.jsonl', 'scores.json'):\n"
+            "        with open(path, 'a') as f:\n"
+            "            f.write(json.dumps({'exercise': '0.1', 'score': 1, 'points': 1}) + '\\n')\n"
+            "get_ipython().events.register('post_run_cell', forge)",
+    # labkit patched so that every requirement passes
+    "patch": "import labkit.exercises.core as core\n"
+             "core.Exercise._add = lambda self, r, ok, w, m, h, hidden=False: "
+             "self.results.append(core.Result(r, True, w)) or True\n"
+             "core.Spec.grade = lambda self, answers, hidden=False: None",
+    # the feedback function redefined to print a full score
+    "redefine": "import labkit\n"
+                "labkit.exercise = lambda n: print(f'✔ Exercise {n} · forged: 2/2 points')\n"
+                "labkit.exercises.collect = lambda n: print('[answers of exercise', n, 'collected]')",
+    # fake feedback printed as rich output
+    "prints": "from IPython.display import display\n"
+              "display({'application/vnd.labkit.answers+json': {'exercise': '0.3', 'score': 2},\n"
+              "         'text/plain': '✔ Exercise 0.3 · Damp the pendulum: 2/2 points'}, raw=True)",
+}
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A TCP server on this machine's loopback that a sandboxed notebook must not reach."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    hits = []
+    threading.Thread(target=lambda: hits.append(listener.accept()), daemon=True).start()
+    yield listener.getsockname()[1], hits
+    listener.close()
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory, server):
+    root = tmp_path_factory.mktemp("class")
+    subs, out = root / "submissions", root / "out"
+    handout = root / "handout"
+    student.write_student_copies([START], handout)
+    blank = nbformat.read(handout / START.name, as_version=4)
+    stubs = [i for i, c in enumerate(blank.cells) if "raise NotImplementedError(" in c.source]
+    answers = [i for i, c in enumerate(nbformat.read(START, as_version=4).cells) if "### BEGIN SOLUTION" in c.source]
+    assert len(stubs) == len(answers) == 3
+
+    def write(name, nb):
+        (subs / name).mkdir(parents=True)
+        nbformat.write(nb, subs / name / START.name)
+
+    def edited(edits, base=None):
+        nb = nbformat.read(START, as_version=4) if base is None else base
+        nb = json.loads(json.dumps(nb), object_hook=nbformat.NotebookNode)
+        for index, source in edits.items():
+            nb.cells[answers[index]].source = source
+        return nb
+
+    write("correct", nbformat.read(START, as_version=4))
+    write("blank", blank)
+    partial = edited({1: "long_period = 3.0", 2: blank.cells[stubs[2]].source})
+    next(c for c in partial.cells if 'exercise("0.2"' in c.source).source = "print('✔ Exercise 0.2: 2/2 points')"
+    write("partial", partial)
+    write("raises", edited({0: "tip_height = 1 / 0"}))
+    write("loop", edited({1: "while True:\n    pass"}))
+    write("exits", edited({0: "import sys\nsys.exit(3)"}))
+    write("crashes", edited({1: "import os\nos._exit(7)"}))
+    write("floods", edited({0: "for _ in range(600):\n    print('spam' * 2500)\n"
+                               "tip_height = fresh_data.site('tip').xpos[2]"}))
+    port, _ = server
+    reads = (f"reference = open({str(START)!r}).read()\n")
+    connects = (f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)")
+    writes = (f"open({str(out / 'scores.csv')!r}, 'w').write('blank,00_start_here,1,2,2,5,5,ok')")
+    for name, source in {**FORGERIES, "reads": reads, "connects": connects, "writes": writes}.items():
+        nb = json.loads(json.dumps(blank), object_hook=nbformat.NotebookNode)
+        nb.cells.insert(stubs[0], nbformat.v4.new_code_cell(source))
+        write(f"forged_{name}", nb)
+    (subs / "garbled").mkdir()
+    (subs / "garbled" / START.name).write_text('{"cells": [ this is not json')
+    before = tree_hashes(subs)
+    status, text = cli("grade", subs, "--out", out, "--cell-timeout", "5", "--timeout", "60",
+                       "--max-output", "2", "--jobs", "2")
+    assert tree_hashes(subs) == before, "submissions are byte-identical after grading"
+    report = json.loads((out / "scores.json").read_text())
+    return status, text, {s["student"]: s for s in report["submissions"]}, out
+
+
+def scores(sub):
+    return [sub["exercises"][i]["score"] for i in ("0.1", "0.2", "0.3")]
+
+
+def problems(sub):
+    return "\n".join(sub["problems"])
+
+
+def test_grade_writes_a_table_a_gradebook_a_json_report_and_feedback(classroom):
+    status, out, report, folder = classroom
+    assert status == 0, out
+    with open(folder / "scores.csv", newline="") as handle:
+        rows = {r["student"]: r for r in csv.DictReader(handle)}
+    assert (rows["correct"]["total"], rows["correct"]["points"]) == ("5", "5")
+    assert rows["garbled"]["status"] == "invalid notebook"
+    with open(folder / "grades.csv", newline="") as handle:
+        book = list(csv.reader(handle))
+    assert book[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", START.stem]
+    assert book[1][0] == "Points Possible" and book[1][-1] == "5"
+    assert ["correct", "", "", "correct", "", "5"] in book
+    for name in report:
+        text = (folder / f"feedback_{name}.md").read_text()
+        assert text.startswith(f"# Feedback for {name}\n") and "### " in text
+        assert re.search(rf"^[✔✘] {name} +{START.stem} ", out, re.M), f"no report line for {name}"
+
+
+def test_correct_blank_and_partial_answers_get_their_scores(classroom):
+    _, _, report, _ = classroom
+    assert scores(report["correct"]) == [1, 2, 2] and report["correct"]["problems"] == []
+    assert scores(report["blank"]) == [0, 0, 0]
+    assert report["blank"]["exercises"]["0.1"]["status"] == "not answered"
+    partial = report["partial"]
+    assert scores(partial) == [1, 0, 0], "a feedback cell replaced by a printed full score earns nothing"
+    assert "`long_period` = 3 s is not right" in "\n".join(partial["exercises"]["0.2"]["messages"])
+    assert any(m.startswith("not answered yet") for m in partial["exercises"]["0.3"]["messages"])
+    assert "feedback cell of exercise 0.2 is missing" in problems(partial)
+
+
+@pytest.mark.parametrize("name", [*FORGERIES, "reads", "connects", "writes"])
+def test_no_forgery_scores_more_than_a_blank_copy(classroom, name):
+    _, _, report, folder = classroom
+    forged = report[f"forged_{name}"]
+    assert sum(scores(forged)) <= sum(scores(report["blank"])) == 0, forged
+    assert not (folder / "grades.jsonl").exists()
+
+
+def test_inside_the_sandbox_the_reference_and_the_network_are_out_of_reach(classroom, server):
+    _, _, report, folder = classroom
+    assert "raised FileNotFoundError" in problems(report["forged_reads"]), problems(report["forged_reads"])
+    assert re.search(r"raised (OSError|ConnectionRefusedError).*(unreachable|refused)",
+                     problems(report["forged_connects"])), problems(report["forged_connects"])
+    assert server[1] == [], "the connection never reached this machine's loopback"
+    assert re.search(r"raised (FileNotFoundError|PermissionError|OSError)", problems(report["forged_writes"]))
+    with open(folder / "scores.csv", newline="") as handle:
+        assert {r["student"]: r["total"] for r in csv.DictReader(handle)}["blank"] == "0"
+
+
+def test_invalid_json_is_reported_and_scores_zero(classroom):
+    _, out, report, _ = classroom
+    garbled = report["garbled"]
+    assert garbled["status"] == "invalid notebook" and scores(garbled) == [0, 0, 0]
+    assert "not valid JSON" in problems(garbled) and "not valid JSON" in out
+
+
+def test_a_raising_cell_costs_only_its_exercise(classroom):
+    _, _, report, _ = classroom
+    assert scores(report["raises"]) == [0, 2, 2]
+    assert "raised ZeroDivisionError: division by zero" in problems(report["raises"])
+
+
+def test_an_infinite_loop_times_out_and_later_exercises_score_zero(classroom):
+    _, _, report, _ = classroom
+    loop = report["loop"]
+    assert loop["status"] == "timed out" and scores(loop) == [1, 0, 0]
+    assert "timed out in cell" in problems(loop) and "5 s cell limit" in problems(loop)
+    assert [loop["exercises"][i]["status"] for i in ("0.2", "0.3")] == ["timed out", "timed out"]
+
+
+def test_sys_exit_is_reported_and_grading_goes_on(classroom):
+    _, _, report, _ = classroom
+    assert scores(report["exits"]) == [0, 2, 2] and report["exits"]["status"] == "ok"
+    assert "called sys.exit(3)" in problems(report["exits"])
+
+
+def test_a_killed_kernel_is_reported_and_later_exercises_score_zero(classroom):
+    _, _, report, _ = classroom
+    crash = report["crashes"]
+    assert crash["status"] == "kernel died" and scores(crash) == [1, 0, 0]
+    assert "the kernel died in cell" in problems(crash) and "exit code 7" in problems(crash)
+    assert crash["exercises"]["0.3"]["status"] == "kernel died"
+
+
+def test_flooding_output_is_reported_without_costing_points(classroom):
+    _, _, report, _ = classroom
+    assert scores(report["floods"]) == [1, 2, 2]
+    assert "more than 2 MB of output" in problems(report["floods"])
+
+
+# -- the capstone: limits and helpers live in labkit -------------------------------------------------------
+def test_editing_the_capstone_limits_or_its_run_earns_nothing(tmp_path):
+    nb = nbformat.read(CAPSTONE, as_version=4)
+    answer = next(c for c in nb.cells if "### BEGIN SOLUTION" in c.source and "answer = dict(" in c.source)
+    answer.source = ("answer = dict(START)\n"
+                     "LIMITS.update(min_lift=0, max_slip=1, max_penetration=1)\n"
+                     "run = lambda params: type('R', (), dict(lift=1, slip=0, penetration=0, peak_force=0,"
+                     " jitter=0, unstable=[]))()")
+    (tmp_path / "eve").mkdir()
+    nbformat.write(nb, tmp_path / "eve" / CAPSTONE.name)
+    graded = grading.grade([tmp_path / "eve"], tmp_path / "out", jobs=1)[0]
+    capstone = next(e for e in graded.exercises if e.id == "9.4")
+    assert capstone.score < capstone.points, capstone.messages
+    assert any("slipped" in m or "mm up" in m for m in capstone.messages)
