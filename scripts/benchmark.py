@@ -34,7 +34,7 @@ def best_of(command: str, runs: int = 5) -> float:
 
 
 def notebooks() -> None:
-    from labkit.notebooks import course_notebooks, execute
+    from labkit.classroom.notebooks import course_notebooks, execute
 
     print("notebook execution (fresh kernel each)")
     total = 0.0

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from labkit.models import models_dir
-from labkit.notebooks import course_dir
+from labkit.classroom.notebooks import course_dir
 
 CHAPTER = "03_actuators_force.ipynb"  # has renders, plots and a widget
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

@@ -39,7 +39,7 @@ def test_claims_summarises_per_chapter(tmp_path):
 
 
 def test_execute_stops_a_cell_that_never_ends(tmp_path):
-    from labkit.notebooks import execute
+    from labkit.classroom.notebooks import execute
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("while True:\n    pass")]

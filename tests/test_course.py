@@ -12,7 +12,7 @@ import re
 import nbformat
 import pytest
 
-from labkit.notebooks import KERNEL, course_notebooks
+from labkit.classroom.notebooks import KERNEL, course_notebooks
 
 NOTEBOOKS = course_notebooks()
 MIN_CHECKS = {"01_mjcf_foundations": 20, "02_units_frames_compiler": 20,
@@ -97,3 +97,26 @@ def test_solution_regions_are_well_formed(notebook):
             assert cell.cell_type == "code"
         regions += len(begins)
     assert regions >= MIN_EXERCISES
+
+
+def test_answer_and_feedback_cells_carry_nbgrader_metadata(notebook):
+    """Every exercise has its answer cell(s) and one locked feedback cell with its points, as
+    nbgrader expects (stamped by labkit.classroom.student.nbgrader_metadata)."""
+    import copy
+
+    from labkit.classroom.student import nbgrader_metadata
+    from labkit.exercises import chapter_specs
+
+    path, nb = notebook
+    stamped = copy.deepcopy(nb)
+    ids = nbgrader_metadata(stamped)
+    assert [c.metadata.get("nbgrader") for c in stamped.cells] == [c.metadata.get("nbgrader") for c in nb.cells], \
+        "run nbgrader_metadata on the notebook (labkit execute keeps it)"
+    specs = chapter_specs(int(path.stem[:2]))
+    assert ids == [s.id for s in specs]
+    grade_ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
+    for s in specs:
+        assert grade_ids.count(f"feedback-{s.id}") == 1 and f"answer-{s.id}" in grade_ids
+    points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"].get("points") for c in nb.cells
+              if c.metadata.get("nbgrader", {}).get("grade")}
+    assert points == {f"feedback-{s.id}": s.points for s in specs}

@@ -10,7 +10,6 @@ break, with the amount in the feedback.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -21,9 +20,8 @@ import pytest
 
 import labkit
 import labkit.grasp as grasp
-from labkit.exercises import ExerciseFailed
-from labkit.notebooks import course_dir
-from labkit.student import student_notebook
+from labkit.classroom.notebooks import course_dir
+from labkit.classroom.student import student_notebook
 
 # -- the script ------------------------------------------------------------------------------
 
@@ -260,179 +258,9 @@ def test_configure_explains_what_is_wrong():
         grasp.configure(model, {"friction": 1}, geoms=["pad"])
 
 
-# -- chapter 09's capstone ------------------------------------------------------------------------
+# -- chapter 09's capstone (its grading lives in labkit.exercises.ch09: tests/test_exercises_ch07_09.py) --
 
 NOTEBOOK = course_dir() / "09_capstone.ipynb"
-
-# The capstone's limits and script, as chapter 09 states them (cells capstone-limits and
-# capstone-setup).  Duplicated on purpose: changing them in the notebook must be a
-# deliberate act that updates this file too (test_the_notebook_states_these_limits).
-LIMITS = {"min_lift": 0.100, "max_slip": 0.002, "max_penetration": 0.001, "max_peak_force": 15.0,
-          "max_jitter": 0.005}
-SCRIPT = dict(close={"left": 0.035, "right": 0.035}, lift={"lift": 0.12},
-              durations=(0.5, 1.5, 2.0), close_ramp=0.3, lift_ramp=1.0)
-
-# The requirement each feedback line checks, recognised by its wording, and its weight (the
-# three that the starting point fails count double).
-REQUIREMENTS = {"stable": "stays stable", "lift": "up during the hold", "slip": "slips at most",
-                "penetration": "overlaps more than", "peak_force": "presses harder", "jitter": "shakes by"}
-WEIGHTS = {"stable": 1, "lift": 2, "slip": 2, "penetration": 2, "peak_force": 1, "jitter": 1}
-
-START = {"friction": 0.5, "condim": 3, "solref": (0.02, 1), "solimp": (0.8, 0.9, 0.001, 0.5, 2),
-         "cone": "pyramidal", "impratio": 1, "noslip_iterations": 0, "timestep": 0.002,
-         "integrator": "Euler", "finger_kp": 200, "finger_kv": 2, "lift_kp": 50, "lift_kv": 20}
-# A good set the wrong ones below are one change away from.
-BASE = {**START, "friction": 1.0, "cone": "elliptic", "impratio": 10, "solref": (0.01, 1),
-        "solimp": (0.95, 0.99, 0.001, 0.5, 2), "finger_kp": 300, "finger_kv": 10,
-        "lift_kp": 2000, "lift_kv": 100}
-
-CORRECT = {
-    "elliptic cone, impratio 10": BASE,
-    "pyramidal cone with noslip": {**START, "friction": 0.8, "noslip_iterations": 10, "solref": (0.012, 1),
-                                   "solimp": (0.99, 0.999, 0.001, 0.5, 2), "finger_kp": 200, "finger_kv": 8,
-                                   "lift_kp": 1000, "lift_kv": 60},
-    "torsional friction at 1 ms": {**START, "friction": 0.6, "condim": 4, "cone": "elliptic", "impratio": 100,
-                                   "solref": (0.005, 1), "solimp": (0.9, 0.95, 0.001, 0.5, 2),
-                                   "finger_kp": 400, "finger_kv": 15, "lift_kp": 3000, "lift_kv": 150,
-                                   "timestep": 0.001},
-    "direct-format solref": {**START, "friction": 1.2, "cone": "elliptic", "impratio": 20,
-                             "solref": (-20000, -200), "solimp": (0.95, 0.99, 0.001, 0.5, 2),
-                             "finger_kp": 250, "finger_kv": 10, "lift_kp": 1500, "lift_kv": 80},
-    "implicitfast, heavy damping": {**BASE, "finger_kv": 150, "integrator": "implicitfast"},
-    "low friction, firm grip": {**BASE, "friction": 0.3, "impratio": 50, "finger_kp": 400, "finger_kv": 15},
-}
-
-WRONG = {  # name: (parameters, the requirements they must fail, exactly)
-    "slipping": ({**BASE, "cone": "pyramidal", "impratio": 1}, {"slip"}),
-    "sinking": ({**BASE, "solref": (0.05, 1), "solimp": (0.9, 0.95, 0.001, 0.5, 2), "noslip_iterations": 10},
-                {"penetration"}),
-    "jittering": ({**BASE, "finger_kv": 0}, {"jitter"}),
-    "crushing": ({**BASE, "finger_kp": 800}, {"peak_force"}),
-    "sagging": ({**BASE, "lift_kp": 50, "lift_kv": 20}, {"lift"}),
-}
-
-
-def _cells(notebook):
-    return {cell.get("id"): cell for cell in notebook.cells}
-
-
-@pytest.fixture(scope="module")
-def chapter():
-    """Chapter 09's namespace after its setup cells, and its feedback cell's code."""
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    cells = _cells(notebook)
-    namespace: dict = {"__name__": "chapter09"}
-    first = next(cell for cell in notebook.cells if cell.cell_type == "code")
-    exec(first.source, namespace)                               # import labkit; labkit.setup()
-    for cell_id in ("capstone-limits", "capstone-setup", "capstone-run", "capstone-start"):
-        exec(compile(cells[cell_id].source, f"<chapter 09: {cell_id}>", "exec"), namespace)
-    feedback = compile(cells["capstone-feedback"].source, "<chapter 09: capstone-feedback>", "exec")
-    return namespace, feedback, cells
-
-
-def failures(report):
-    """The requirements a report fails, by this file's copy of the limits."""
-    failed = set()
-    if report.unstable:
-        failed.add("stable")
-    if report.lift < LIMITS["min_lift"]:
-        failed.add("lift")
-    for name in ("slip", "penetration", "peak_force", "jitter"):
-        if getattr(report, name) > LIMITS[f"max_{name}"]:
-            failed.add(name)
-    return failed
-
-
-def grade(chapter, answer, tmp_path, monkeypatch):
-    """Run the chapter's feedback cell on `answer`: (score, {requirement: (passed, message)}, raised)."""
-    namespace, feedback, _ = chapter
-    log = tmp_path / "grades.jsonl"
-    monkeypatch.setenv("LABKIT_GRADES", str(log))
-    scope = {**namespace, "answer": answer}
-    raised = None
-    try:
-        exec(feedback, scope)
-    except ExerciseFailed as exc:
-        raised = str(exc)
-    record = json.loads(log.read_text().splitlines()[-1])
-    results = {}
-    for result in record["results"]:
-        name = next(n for n, words in REQUIREMENTS.items() if words in result["requirement"])
-        results[name] = (result["passed"], result["message"])
-    return record["score"], results, raised, scope["report"]
-
-
-def test_the_notebook_states_these_limits(chapter):
-    namespace, _, cells = chapter
-    assert namespace["LIMITS"] == LIMITS
-    assert namespace["SCRIPT"] == SCRIPT
-    assert namespace["START"] == START
-    feedback = cells["capstone-feedback"].source
-    for key in LIMITS:
-        assert f'limit["{key}"]' in feedback, f"the feedback cell does not check {key}"
-    assert feedback.count("ex.require(") == len(REQUIREMENTS)
-    assert feedback.count("weight=2") == sum(w == 2 for w in WEIGHTS.values())
-
-
-def test_the_reference_answer_earns_full_marks(chapter, tmp_path, monkeypatch):
-    namespace, _, cells = chapter
-    scope = dict(namespace)
-    exec(cells["capstone-answer"].source, scope)
-    score, results, raised, _ = grade(chapter, scope["answer"], tmp_path, monkeypatch)
-    assert raised is None and score == 10
-    assert set(results) == set(REQUIREMENTS) and all(ok for ok, _ in results.values())
-
-
-@pytest.mark.parametrize("name", CORRECT)
-def test_different_correct_answers_all_pass(chapter, tmp_path, monkeypatch, name):
-    score, results, raised, report = grade(chapter, CORRECT[name], tmp_path, monkeypatch)
-    assert failures(report) == set(), f"{name}: {report}"
-    assert raised is None and score == 10, results
-
-
-@pytest.mark.parametrize("name", WRONG)
-def test_a_wrong_answer_fails_exactly_its_requirement(chapter, tmp_path, monkeypatch, name):
-    params, expected = WRONG[name]
-    score, results, raised, report = grade(chapter, params, tmp_path, monkeypatch)
-    assert failures(report) == expected, f"{name}: {report}"
-    failed = {n for n, (ok, _) in results.items() if not ok}
-    assert failed == expected and raised is not None
-    lost = sum(WEIGHTS[n] for n in expected) / sum(WEIGHTS.values())
-    assert score == pytest.approx(10 * (1 - lost), abs=0.01)
-    (requirement,) = expected
-    message = results[requirement][1]
-    measured = {"slip": report.slip * 1e3, "penetration": report.penetration * 1e3,
-                "jitter": report.jitter * 1e3, "peak_force": report.peak_force, "lift": report.lift * 1e3}
-    assert labkit.fmt(measured[requirement], 3) in message, message   # says how much was measured
-    limit = LIMITS["min_lift" if requirement == "lift" else f"max_{requirement}"]
-    shown = limit if requirement == "peak_force" else 1e3 * limit
-    assert labkit.fmt(shown, 3) in message or labkit.fmt(shown) in message, message  # and the limit
-    assert "hint: §" in raised                                             # and where the cure is
-
-
-def test_the_failure_messages_read_as_promised(chapter, tmp_path, monkeypatch):
-    _, results, raised, report = grade(chapter, WRONG["slipping"][0], tmp_path, monkeypatch)
-    slipped = labkit.fmt(1e3 * report.slip, 3)
-    assert results["slip"][1] == f"the cube slipped {slipped} mm, the limit is 2 mm"
-    assert "chapter 07" in raised
-
-
-def test_a_diverging_answer_is_told_so(chapter, tmp_path, monkeypatch):
-    with labkit.mujoco_warnings():
-        _, results, raised, report = grade(chapter, {**BASE, "finger_kv": 150}, tmp_path, monkeypatch)
-    assert report.unstable and not results["stable"][0]
-    assert "mjWARN_BADQACC" in results["stable"][1] and "implicitfast" in raised
-
-
-def test_answers_the_grader_cannot_run_are_refused_with_a_reason(chapter, tmp_path, monkeypatch):
-    namespace, feedback, _ = chapter
-    monkeypatch.setenv("LABKIT_GRADES", str(tmp_path / "g.jsonl"))
-    for answer, reason in (({**BASE, "timestep": 1e-5}, "at least 0.5 ms"),
-                           ({**BASE, "fricton": 1.0}, "did you mean 'friction'")):
-        with pytest.raises(ExerciseFailed, match=reason):
-            exec(feedback, {**namespace, "answer": answer})
-    with pytest.raises(ExerciseFailed, match="you have not defined `answer` yet"):
-        exec(feedback, dict(namespace))
 
 
 def test_the_student_copy_leaks_nothing():

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from labkit.models import models_dir
-from labkit.notebooks import course_dir, execute
+from labkit.classroom.notebooks import course_dir, execute
 
 MUTATIONS = [
     # (chapter, model file, original text, replacement, why a claim must fail)

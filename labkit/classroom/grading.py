@@ -277,7 +277,9 @@ def _paths() -> tuple[Path, Path]:
 
 
 def _environment(models: Path, notebook: str) -> dict[str, str]:
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(sandbox.INSIDE), "LANG": "C.UTF-8",
+    """The sandbox's whole environment: the grader's own labkit first on the path."""
+    package, _ = _paths()
+    env = {"PYTHONPATH": str(package.parent), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(sandbox.INSIDE), "LANG": "C.UTF-8",
            "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
            "LABKIT_MODELS": str(models), "LABKIT_NOTEBOOK": notebook, "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONUNBUFFERED": "1"}
@@ -296,7 +298,7 @@ def _launch(argv: list[str], *, work: Path, use_sandbox: bool, env: dict[str, st
         argv, stage = sandbox.command(argv, work=work, readonly=[package, models], env=env)
     else:
         stage = None
-        env = {**env, "HOME": str(work), "PYTHONPATH": str(package.parent)}
+        env = {**env, "HOME": str(work)}
     process = subprocess.Popen(argv, cwd=work, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr,
                                start_new_session=True, preexec_fn=sandbox.preexec(limits))
     with _LOCK:
@@ -383,7 +385,7 @@ def score_answers(answers: dict[str, Any], *, use_sandbox: bool = True, hidden: 
         work = Path(tempfile.mkdtemp(prefix="labkit-score-"))
         got: list[dict[str, Any]] = []
         try:
-            process, stage = _launch([sys.executable, "-I", "-m", "labkit.classroom.scorer"], work=work,
+            process, stage = _launch([sys.executable, "-s", "-m", "labkit.classroom.scorer"], work=work,
                                      use_sandbox=use_sandbox, env=_environment(models, "scorer"),
                                      limits=limits, stdin=subprocess.PIPE)
             reader = threading.Thread(target=_read_lines, args=(process.stdout, got), daemon=True)

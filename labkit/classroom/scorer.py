@@ -1,6 +1,6 @@
 """Score answers in a fresh process that runs no student code.
 
-``python -I -m labkit.classroom.scorer`` reads one JSON object on standard input,
+``python -s -m labkit.classroom.scorer`` reads one JSON object on standard input,
 ``{"answers": {"N.M": {name: data, ...}, ...}, "hidden": true}``, scores each exercise with
 the instructor's labkit (:meth:`labkit.exercises.Spec.grade`) and writes one JSON line per
 exercise, in the order given, as soon as it is scored.  The grader starts it (in the

@@ -55,6 +55,8 @@ class AnswerError(ValueError):
 def _number(value: Any, what: str) -> float:
     if isinstance(value, bool | np.bool_):
         raise AnswerError(f"{what} should be a number, not {value!r}")
+    if isinstance(value, str | bytes):
+        raise AnswerError(f"{what} should be a number, got {type(value).__name__} {value[:40]!r}")
     try:
         number = float(np.asarray(value, dtype=float).reshape(()))
     except (TypeError, ValueError):

@@ -1,0 +1,207 @@
+"""Checkers of chapter 03 (actuators: from ``ctrl`` to generalized force).
+
+The models are held here: the running arm of ``models/actuator_arm.xml`` with its servo
+line (:data:`SERVO`) replaced by another actuator (:func:`arm_xml`), and the small models
+the exercises read (:data:`COUNT_ME`, :data:`WHEEL`, :data:`GEARED`).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from ..actuation import explain
+from ..formatting import fmt
+from ..messages import mujoco_warnings
+from ..models import load, model_path
+from ..recording import record
+from .answers import INTEGER, NUMBER, array
+from .core import Exercise, checker
+
+__all__ = ["ARM", "COUNT_ME", "GEARED", "SERVO", "WHEEL", "arm_xml", "joint_spring"]
+
+ARM = model_path("actuator_arm").read_text()
+"""The MJCF text of ``models/actuator_arm.xml``: a 1 kg ball 0.5 m out on a shoulder hinge."""
+SERVO = '<position name="servo" joint="shoulder" class="servo" ctrlrange="-1.2 1.2" forcerange="-8 8"/>'
+"""The arm's actuator line, as written in the file: the text :func:`arm_xml` replaces."""
+if SERVO not in ARM:   # the file and this copy of its line must not drift apart
+    raise RuntimeError("models/actuator_arm.xml no longer contains labkit.exercises.ch03.SERVO")
+
+
+def arm_xml(actuator: str) -> str:
+    """The arm's MJCF with its servo replaced by ``actuator`` (MJCF text of one or more
+    actuator elements)."""
+    return ARM.replace(SERVO, actuator)
+
+
+# --- 3.1 · count the blocks --------------------------------------------------------------------
+
+COUNT_ME = """
+<mujoco>
+  <worldbody>
+    <body><joint name="a" axis="0 1 0"/><geom size=".1" mass="1"/>
+      <body pos=".3 0 0"><joint name="b" type="ball"/><geom size=".1" mass="1"/></body>
+      <body pos="0 .3 0"><joint name="c" axis="1 0 0"/><geom size=".1" mass="1"/></body>
+    </body>
+  </worldbody>
+  <actuator>
+    <pid joint="a" input="pos vel" kp="10" ki="2" slewmax="1"/>
+    <orientation joint="b" input="quat" kp="3"/>
+    <position joint="c" kp="5" timeconst="0.02"/>
+  </actuator>
+</mujoco>"""
+"""Exercise 3.1's model, to be read without compiling it."""
+
+
+@checker("3.1", "Count controls, activations and outputs", points=2,
+         answers={"counts": array(length=4, integer=True)})
+def _count(ex: Exercise) -> None:
+    answer = tuple(ex.value("counts"))
+    flat = all(isinstance(n, int) for n in answer)
+    ex.require(len(answer) == 4 and flat, "`counts` has four entries (nactuator, nu, na, nout)",
+               failure=f"it has {len(answer)}" if flat else "its entries should be single numbers",
+               hint="four numbers, in this order")
+    compiled, _ = load(COUNT_ME)
+    truth = (compiled.nactuator, compiled.nu, compiled.na, compiled.nout)
+    hints = ("one actuator per element of <actuator>",
+             "a quaternion target is four numbers; the pid reads pos and vel",
+             "ki and slewmax each add a state to the pid; the timeconst filter is one more",
+             "an orientation servo outputs three torques")
+    for label, mine, true, hint in zip(("nactuator", "nu", "na", "nout"), answer, truth, hints, strict=True):
+        ex.require(mine == true, f"{label} is right", failure=f"{label} = {fmt(mine)} is not right",
+                   hint=hint)
+
+
+# --- 3.2 · write a pid's control block ---------------------------------------------------------
+
+WHEEL = """
+<mujoco>
+  <worldbody>
+    <body><joint name="spin" axis="0 1 0"/><geom type="cylinder" size=".1 .02" mass="1"/></body>
+    <body pos="0 .5 0"><joint name="lift" type="slide" axis="0 0 1"/><geom size=".1" mass="1"/></body>
+  </worldbody>
+  <actuator>
+    <motor name="lift" joint="lift"/>
+    <pid name="drive" joint="spin" input="vel ff" kp="0" kv="2"/>
+  </actuator>
+</mujoco>"""
+"""Exercise 3.2's model: a wheel's velocity pid (inputs vel, ff) after a motor."""
+WHEEL_SPEED, WHEEL_FF = 3.0, 0.5     # rad/s and N·m, the asked inputs
+
+
+@checker("3.2", "Address a multi-input pid", points=2,
+         answers={"drive_block": array(), "ff_index": INTEGER})
+def _pid_block(ex: Exercise) -> None:
+    model, data = load(WHEEL)
+    drive = model.actuator("drive").id
+    adr, num = model.actuator_ctrladr[drive], model.actuator_ctrlnum[drive]
+    kv = explain(model, drive).parameters["kv"]      # the pid's velocity gain, 2 N·m·s/rad
+    block = np.asarray(ex.value("drive_block"), dtype=float).ravel()
+    ok = ex.require(block.size == num, "`drive_block` has one value per input of the pid",
+                    failure=f"it has {block.size} values",
+                    hint="absent inputs take no slot: no zero for 'pos'")
+    if ok:
+        data.ctrl[adr:adr + num] = block
+        mujoco.mj_forward(model, data)
+        torque = data.actuator("drive").force[0]
+        ex.require(abs(torque - (kv * WHEEL_SPEED + WHEEL_FF)) < 1e-9,
+                   "at rest the pid gives kv·(3 − 0) + 0.5 N·m",
+                   failure=f"it gives {fmt(torque, unit='N·m')}", hint="the order is vel first, then ff")
+    index = int(ex.value("ff_index"))
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    before = data.actuator("drive").force[0]
+    if 0 <= index < model.nu:
+        data.ctrl[index] += 1.0
+        mujoco.mj_forward(model, data)
+    ex.require(0 <= index < model.nu and abs(data.actuator("drive").force[0] - before - 1.0) < 1e-9,
+               "data.ctrl[ff_index] is the feed-forward input", failure=f"index {index} is not it",
+               hint="start from the pid's ctrladr: the motor's control comes first")
+
+
+# --- 3.3, 3.4 · a servo through a gearbox ------------------------------------------------------
+
+GEARED = arm_xml('<position name="servo" joint="shoulder" kp="10" kv="1" gear="3"/>')
+"""The arm driven by a position servo with ``kp="10" kv="1" gear="3"`` (exercises 3.3, 3.4)."""
+GEARED_ANGLE = 0.2      # rad, where exercise 3.3's arm should settle
+
+
+@checker("3.3", "Command a geared position servo", points=1, answers={"ctrl_target": NUMBER})
+def _geared_target(ex: Exercise) -> None:
+    ctrl = ex.value("ctrl_target")
+    model, data = load(GEARED)
+    model.opt.gravity[:] = 0
+    with mujoco_warnings():
+        final = record(model, data, 3.0, ["qpos:shoulder"], ctrl=[ctrl])["qpos:shoulder"][-1]
+    hint = "ctrl is compared with the actuator length, and l = gear·q"
+    if abs(final - GEARED_ANGLE / 3) < 1e-3:
+        hint = "the arm stopped at 0.2/3 rad: that ctrl is a joint angle, but the servo reads actuator length"
+    elif abs(final - GEARED_ANGLE / 9) < 1e-3:
+        hint = "the arm stopped at 0.2/9 rad: you divided by the gear instead of multiplying"
+    ex.require(abs(final - GEARED_ANGLE) < 1e-3, "the arm settles at 0.2 rad (±1 mrad)",
+               failure=f"it settles at {fmt(final, unit='rad')}", hint=hint)
+
+
+def joint_spring(model: mujoco.MjModel, data: mujoco.MjData, dof: int = 0, step: float = 0.01
+                 ) -> tuple[float, float]:
+    """The actuators' joint-space stiffness −∂τ/∂q (N·m/rad) and damping −∂τ/∂q̇ (N·m·s/rad)
+    at dof ``dof``, from central differences of ``qfrc_actuator`` about rest at q = 0."""
+    def torque(q: float, v: float) -> float:
+        data.qpos[dof], data.qvel[dof] = q, v
+        mujoco.mj_forward(model, data)
+        return float(data.qfrc_actuator[dof])
+
+    stiffness = -(torque(step, 0) - torque(-step, 0)) / (2 * step)
+    damping = -(torque(0, step) - torque(0, -step)) / (2 * step)
+    return stiffness, damping
+
+
+@checker("3.4", "Stiffness and damping through a gear", points=2,
+         answers={"joint_stiffness": NUMBER, "joint_damping": NUMBER})
+def _geared_spring(ex: Exercise) -> None:
+    stiffness, damping = joint_spring(*load(GEARED))
+    ex.close("joint_stiffness", stiffness, rtol=1e-6, unit="N·m/rad",
+             hint="substitute l = g·q into kp·(u − l), then τ = g·p",
+             mistakes={10.0: "that is kp in actuator space; the joint sees it through the gear twice",
+                       30.0: "one factor of g is missing: the length is g·q and the torque is g·p"})
+    ex.close("joint_damping", damping, rtol=1e-6, unit="N·m·s/rad",
+             hint="the velocity goes through the gear too: l̇ = g·q̇",
+             mistakes={1.0: "that is kv in actuator space", 3.0: "one factor of g is missing"})
+
+
+# --- 3.5 · design a servo ----------------------------------------------------------------------
+
+STEP_TARGET = 0.6     # rad
+
+
+@checker("3.5", "A fast, accurate, well-damped servo", points=3,
+         answers={"kp_design": NUMBER, "kv_design": NUMBER})
+def _design(ex: Exercise) -> None:
+    kp, kv = ex.value("kp_design"), ex.value("kv_design")
+    stability = "the servo is stable at h = 2 ms"
+    if not (kp > 0 and kv >= 0):
+        ex.require(False, stability, failure="kp must be positive and kv not negative",
+                   hint="a position servo pulls towards its target (kp > 0) and damps motion (kv ≥ 0)")
+        return
+    servo = f'<position name="servo" joint="shoulder" kp="{float(kp)!r}" kv="{float(kv)!r}"/>'
+    model, data = load(arm_xml(servo))
+    h = model.opt.timestep
+    with mujoco_warnings() as caught:      # an unstable run warns, and MuJoCo then resets the state
+        run = record(model, data, 1.5, ["qpos:shoulder"], ctrl=[STEP_TARGET])
+    q = run["qpos:shoulder"]
+    stable = bool(not caught and np.all(np.isfinite(q)) and np.abs(q).max() < 10)
+    ex.require(stable, stability, failure="the simulation blew up",
+               hint="an explicit spring needs kp·h²/I < 4, and the damping kv·h/I must stay small too")
+    last = q[-round(0.2 / h):]                      # the last 0.2 s: settled, not passing by
+    ex.require(stable and np.abs(last - STEP_TARGET).max() <= 0.01,
+               "it stays within 0.01 rad of 0.6 rad over the last 0.2 s",
+               failure=f"it ranges over {fmt(last.min())}–{fmt(last.max())} rad",
+               hint="the sag is about m·g·L·cos(0.6)/kp, and an underdamped servo may still be swinging")
+    ex.require(stable and q.max() <= STEP_TARGET * 1.02, "it overshoots by at most 2 %",
+               failure=f"it peaks at {fmt(q.max(), unit='rad')}",
+               hint="raise the damping ratio ζ = kv/(2√(kp·I))")
+    at = q[round(0.3 / h)]
+    ex.require(stable and abs(at - STEP_TARGET) <= 0.02, "it is within 0.02 rad of the target by 0.3 s",
+               failure=f"at 0.3 s it is at {fmt(at, unit='rad')}",
+               hint="a critically damped servo needs about 6/ω to settle: raise kp (ω = √(kp/I))")
+

@@ -1,0 +1,253 @@
+"""Checkers of chapter 07 (contact tuning), and the measurements the chapter shares with them.
+
+The notebook imports its measuring helpers from here (:func:`jitter_of`, :func:`bounce`,
+:func:`restitution`, :func:`decomposed`, :func:`slot`), so the lesson and the grader use the
+same code.  The checkers read nothing but the learner's answers: every baseline they compare
+with (the undisturbed arm's jitter, the probe's resting height on the frame) is measured here.
+
+Units: metres, seconds, radians; solref as MuJoCo takes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from .. import contact, solver
+from ..formatting import fmt
+from ..models import load, model_path
+from ..recording import Recording, record
+from .answers import array, mapping
+from .core import Exercise, ExerciseFailed, checker
+
+__all__ = [
+    "PAIRS",
+    "SLOT_PROBES",
+    "TEXTBOOK_ZETA",
+    "baseline_jitter",
+    "bounce",
+    "decomposed",
+    "jitter_of",
+    "probe_on_frame_height",
+    "restitution",
+    "slot",
+    "slot_trial",
+]
+
+
+# -- § 1 · a joint that jitters (exercise 7.1) -------------------------------------------------------
+
+def jitter_of(model: mujoco.MjModel, seconds: float = 1.0
+              ) -> tuple[float, float, mujoco.MjData, Recording]:
+    """Simulate ``model`` (``tuning_frame_mesh`` or an edit of it) from its initial state for
+    ``seconds``; return the velocity RMS (rad/s) and the mean angle (rad) of joint ``r1`` over
+    the second half of the run, the final data, and the recording (``qpos:r1``, ``qvel:r1``)."""
+    data = mujoco.MjData(model)
+    rec = record(model, data, seconds, ["qpos:r1", "qvel:r1"])
+    late = rec.t >= seconds / 2
+    return float(np.sqrt(np.mean(rec["qvel:r1"][late] ** 2))), float(rec["qpos:r1"][late].mean()), data, rec
+
+
+@cache
+def baseline_jitter() -> float:
+    """Velocity RMS (rad/s) of ``r1`` in the unedited ``tuning_frame_mesh``: the jitter to remove."""
+    model, _ = load("tuning_frame_mesh")
+    return jitter_of(model)[0]
+
+
+def probe_on_frame_height(model: mujoco.MjModel | None = None) -> float:
+    """Height (m) at which the probe ball rests on the frame's front bar: the bar's top (the
+    highest vertex of the frame's mesh, 0.315 m) + the probe's radius − its resting
+    penetration (:func:`labkit.solver.rest_penetration` with the probe's solref/solimp)."""
+    if model is None:
+        model, _ = load("tuning_frame_mesh")
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    frame = model.geom("frame")
+    first, count = model.mesh_vertadr[frame.dataid[0]], model.mesh_vertnum[frame.dataid[0]]
+    vertices = model.mesh_vert[first:first + count] @ data.geom_xmat[frame.id].reshape(3, 3).T
+    top = float((vertices + data.geom_xpos[frame.id])[:, 2].max())
+    probe = model.geom("probe")
+    sink = solver.rest_penetration(probe.solref, probe.solimp, timestep=model.opt.timestep)
+    return top + float(probe.size[0]) - sink
+
+
+PAIRS = (("frame", "arm"), ("frame", "probe"), ("floor", "probe"), ("arm", "probe"))
+"""The geom pairs exercise 7.1 asks ``contact.why`` about."""
+
+_WANTED = {("frame", "arm"): False, ("frame", "probe"): True, ("floor", "probe"): True,
+           ("arm", "probe"): True}
+_MASKABLE = ("frame", "arm", "probe")
+
+
+def _mask_problem(masks: dict[str, Any]) -> str | None:
+    """Why ``masks`` (name → [contype, conaffinity]) cannot be applied, or None."""
+    for name, pair in masks.items():
+        if name == "floor" and list(pair) != [1, 1]:
+            return "the floor keeps contype = conaffinity = 1: leave it out of `masks`"
+        if name not in (*_MASKABLE, "floor"):
+            return f"`masks` may set the frame, the arm and the probe, not {name!r}"
+        if np.shape(pair) != (2,):
+            return f"masks[{name!r}] should be two whole numbers (contype, conaffinity)"
+        if not all(0 <= v < 2**31 for v in pair):
+            return f"masks[{name!r}] = {pair}: bitmasks are whole numbers from 0 to 2³¹ − 1"
+    return None
+
+
+@checker("7.1", "Separate the arm from the frame with bitmasks", points=3,
+         answers={"masks": mapping(array(length=2, integer=True))})
+def _bitmasks(ex: Exercise) -> None:
+    masks = ex.value("masks")
+    problem = _mask_problem(masks)
+    if problem:
+        raise ExerciseFailed(problem)
+    graded, _ = load("tuning_frame_mesh")
+    for name, (ctype, caff) in masks.items():
+        graded.geom(name).contype, graded.geom(name).conaffinity = ctype, caff
+    pairs = {p: contact.why(graded, *p).collides for p in PAIRS}
+    said = "; ".join(f"{a}–{b} {'collide' if hit else 'never collide'}" for (a, b), hit in pairs.items())
+    ex.require(pairs == _WANTED, "the frame ignores the arm; the probe collides with frame, floor and arm",
+               failure=f"contact.why says: {said}",
+               hint="two geoms collide when contype of one shares a bit with conaffinity of the other; "
+                    "give the frame its own bit and let the probe accept both bits")
+    rms, _, graded_data, _ = jitter_of(graded)
+    ex.require(rms < 1e-6 * baseline_jitter(), "the arm no longer jitters",
+               failure=f"RMS {fmt(rms, 3)} rad/s")
+    ex.require(abs(graded_data.body("probe").xpos[2] - probe_on_frame_height(graded)) < 1e-3,
+               "the probe still rests on the frame",
+               failure="the probe left the frame", hint="the frame and the probe must still share a bit")
+
+
+# -- § 4 · a ball that should bounce (exercise 7.2) ----------------------------------------------------
+
+def restitution(zeta: float | np.ndarray) -> float | np.ndarray:
+    """Coefficient of restitution of a linear spring–damper contact that can only push, for
+    damping ratio ``zeta`` (0 < ζ < 1): the force-based lift-off criterion (Schwager and
+    Pöschel 2007), which tends to e⁻² at critical damping."""
+    s = np.sqrt(1 - zeta**2)
+    return np.exp(-zeta / s * (np.pi - np.arctan2(2 * zeta * s, 1 - 2 * zeta**2)))
+
+
+TEXTBOOK_ZETA = float(np.log(2) / np.sqrt(np.pi**2 + np.log(2) ** 2))
+"""The damping ratio for which the textbook formula e^(−πζ/√(1−ζ²)) gives e = 0.5 (≈ 0.2155):
+it assumes the contact may pull, so MuJoCo's ball bounces back with less."""
+
+
+def bounce(solref: Sequence[float], model_name: str = "tuning_bounce", seconds: float = 1.3
+           ) -> tuple[float, Recording, mujoco.MjModel, mujoco.MjData]:
+    """Drop the ball of ``model_name`` (released 1 m above the floor) with ``solref`` on the ball
+    geom; return the coefficient of restitution e = √(h₁/h₀) from the first rebound's apex
+    (0 if it never lifts off), the recording (``xpos:ball``), the model and the final data."""
+    model, data = load(model_name)
+    model.geom_solref[model.geom("ball").id] = solref
+    rec = record(model, data, seconds, ["xpos:ball"])
+    lowest = rec["xpos:ball"][:, 2] - model.geom("ball").size[0]        # height of the ball's bottom
+    impact = np.argmin(np.where(rec.t < 0.6, lowest, np.inf))           # first impact at ≈0.45 s
+    rebound = max(lowest[impact:].max(), 0.0)                            # 0: it never lifts off
+    return float(np.sqrt(rebound / lowest[0])), rec, model, data
+
+
+@checker("7.2", "A bounce with e = 0.5", points=3, answers={"bounce_solref": array(length=2)})
+def _bounce(ex: Exercise) -> None:
+    answer = np.asarray(ex.value("bounce_solref"), dtype=float)
+    if ex.require(answer.shape == (2,), "bounce_solref has two numbers",
+                  failure=f"it has shape {answer.shape}"):
+        e_answer = bounce(tuple(answer))[0]
+        textbook = answer[0] > 0 and abs(answer[1] - TEXTBOOK_ZETA) < 0.005
+        ex.require(abs(e_answer - 0.5) <= 0.02, "the measured restitution is 0.5 ± 0.02",
+                   failure=f"the ball bounced back with e = {fmt(e_answer, 3)}"
+                   + (": that damping ratio comes from the textbook formula, which lets the contact pull"
+                      if textbook else ""),
+                   hint="e depends only on the damping ratio; invert restitution(ζ) numerically "
+                        "(it decreases with ζ)")
+
+
+# -- § 5 · a peg that will not enter its hole (exercise 7.3) ----------------------------------------
+
+def decomposed(walls: Sequence[Any], as_meshes: bool = False,
+               edit: Callable[[mujoco.MjSpec], None] | None = None) -> mujoco.MjModel:
+    """``tuning_peg_mesh`` with the tube's collision replaced by ``walls``, a list of
+    ``(centre, half_sizes)`` boxes (m, in the fixture's frame; shape (n, 2, 3)).
+
+    as_meshes: write each wall as a mesh of its 8 corners (the compiler takes their hull)
+    instead of a box primitive.  edit: a function applied to the ``MjSpec`` first (e.g.
+    :func:`slot`).  The tube's mesh stays for looks (``contype = conaffinity = 0``); the
+    walls are in geom group 3, hidden by default."""
+    spec = mujoco.MjSpec.from_file(str(model_path("tuning_peg_mesh")))
+    if edit:
+        edit(spec)
+    spec.geom("tube").contype = spec.geom("tube").conaffinity = 0     # the mesh stays for looks
+    for i, (centre, half) in enumerate(walls):
+        if as_meshes:   # the wall's 8 corners; without faces the compiler takes their hull
+            corners = [np.add(centre, np.multiply(half, 2 * np.array(s) - 1)) for s in np.ndindex(2, 2, 2)]
+            spec.add_mesh(name=f"wall{i}", uservert=np.ravel(corners))
+            spec.body("fixture").add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=f"wall{i}", group=3)
+        else:
+            spec.body("fixture").add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre, size=half, group=3)
+    return spec.compile()
+
+
+SLOT_PROBES = ((0, -0.0125), (0, 0.0125), (-0.03125, 0), (0.03125, 0))
+"""(x, y) in m of the middle of each slot wall, where exercise 7.3 drops a probe ball."""
+
+SLOT_RIM = 0.05         # m: height of the slot (the tube's 60 mm scaled by 0.05/0.06)
+SLOT_INSIDE = (0.025, 0.01)     # m: half-extents (x, y) of the slot's inside, 50 × 20 mm
+PEG_HALF = (0.02, 0.007, 0.04)   # m: half-sizes of the flat peg
+
+
+def slot(spec: mujoco.MjSpec) -> None:
+    """Edit ``tuning_peg_mesh``'s spec into exercise 7.3's scene: scale the tube into a slot
+    (outside 75 × 30 mm, inside 50 × 20 mm, 50 mm tall), make the peg flat (:data:`PEG_HALF`)
+    and hang four 2 mm probe balls (1 g) 70 mm up, over the middle of each wall."""
+    spec.mesh("tube").scale = [1.25, 0.5, SLOT_RIM / 0.06]
+    spec.geom("peg").size = list(PEG_HALF)
+    for i, (x, y) in enumerate(SLOT_PROBES):
+        probe = spec.worldbody.add_body(name=f"probe{i}", pos=[x, y, 0.07])
+        probe.add_freejoint()
+        probe.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.002], mass=0.001)
+
+
+def slot_trial(walls: Sequence[Any]) -> tuple[float, list[float], np.ndarray]:
+    """Exercise 7.3's trial of ``walls`` ((centre, half_sizes) boxes, m): drop the flat peg and
+    the probes for 0.6 s, then push the peg sideways with 1 N along x and y (its weight is
+    0.44 N) for 0.4 s.  Returns how deep the peg went into the slot (m, 0.05 = to the floor),
+    the four probes' heights after the drop (m) and |x|, |y| of the peg after the push (m)."""
+    slot_model = decomposed(walls, edit=slot)
+    slot_data = mujoco.MjData(slot_model)
+    record(slot_model, slot_data, 0.6, ["time"])
+    depth = SLOT_RIM - (slot_data.body("peg").xpos[2] - PEG_HALF[2])
+    rims = [float(slot_data.body(f"probe{i}").xpos[2]) for i in range(len(SLOT_PROBES))]
+    slot_data.xfrc_applied[slot_model.body("peg").id, :2] = (1.0, 1.0)
+    record(slot_model, slot_data, 0.4, ["time"])
+    return float(depth), rims, np.abs(slot_data.body("peg").xpos[:2])
+
+
+MAX_WALLS = 64
+
+
+@checker("7.3", "Decompose a slot", points=3, answers={"slot_walls": array()})
+def _slot(ex: Exercise) -> None:
+    walls = np.asarray(ex.value("slot_walls"), dtype=float)
+    if walls.ndim != 3 or walls.shape[1:] != (2, 3):
+        raise ExerciseFailed(f"`slot_walls` should be a list of (centre, half_sizes) pairs of three numbers "
+                             f"each, i.e. of shape (n, 2, 3); it has shape {walls.shape}")
+    if not 1 <= len(walls) <= MAX_WALLS:
+        raise ExerciseFailed(f"`slot_walls` should hold between 1 and {MAX_WALLS} boxes; "
+                             f"it holds {len(walls)}")
+    if np.any(walls[:, 1] <= 0):
+        raise ExerciseFailed("every half-size in `slot_walls` must be positive (a box's size holds "
+                             "half-lengths in metres)")
+    depth, rims, peg_xy = slot_trial(walls)
+    ex.require(depth >= 0.045, "the peg drops into the slot",
+               failure=f"it went {fmt(depth * 1e3, 3)} mm deep",
+               hint="the walls must leave the inside (50 mm × 20 mm) free; size= holds half-lengths")
+    rim = SLOT_RIM + 0.002                                   # a probe's centre on the rim: rim + its radius
+    ex.require(all(abs(z - rim) < 1e-3 for z in rims), "probes dropped on the walls rest on the rim",
+               failure=f"probe heights {fmt(rims, 3)} m",
+               hint="each wall must reach the rim (50 mm) and span the tube")
+    ex.require(bool((peg_xy < SLOT_INSIDE).all()), "pushed sideways, the peg stays inside the slot",
+               failure=f"the peg's centre moved to {fmt(peg_xy * 1e3, 3)} mm", hint="cover all four sides")

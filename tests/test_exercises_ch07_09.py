@@ -1,0 +1,471 @@
+"""The checkers of chapters 07–09 (``labkit.exercises.ch07`` … ``ch09``), without notebooks.
+
+Every exercise is graded the way the feedback cell and ``labkit grade`` grade it: the
+answers are read from a namespace by ``answers_of`` (as JSON data) and scored by
+``spec(number).grade``.  For each exercise a reference answer derived here from first
+principles earns full marks, a blank submission scores 0 and says what to define, and a
+typical wrong answer loses points with its specific message.  The capstone (9.4) is also run
+on several different correct parameter sets, on wrong ones that must each fail exactly their
+own requirement, and on namespaces that try to forge the grade.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import mujoco
+import nbformat
+import numpy as np
+import pytest
+
+import labkit
+from labkit.exercises import answers_of, ch09, spec
+
+COURSE = Path(__file__).resolve().parents[1] / "course"
+
+
+def grade(number, namespace):
+    """Exercise ``number`` graded on the answers in ``namespace``, as a notebook would."""
+    return spec(number).grade(answers_of(number, namespace))
+
+
+def messages(graded):
+    return "\n".join(f"{r.requirement}: {r.message} {r.hint}" for r in graded.results)
+
+
+# -- what the chapters register ---------------------------------------------------------------------
+
+EXERCISES = {  # id: (title, points), as the chapters have always stated them
+    "7.1": ("Separate the arm from the frame with bitmasks", 3),
+    "7.2": ("A bounce with e = 0.5", 3),
+    "7.3": ("Decompose a slot", 3),
+    "8.1": ("Map a command vector to joint targets", 2),
+    "8.2": ("Choose a slew rate for a gentle close", 2),
+    "8.3": ("Tolerance and iterations for a projection budget", 3),
+    "9.1": ("A lift that holds its height", 2),
+    "9.2": ("The minimum grip force", 2),
+    "9.3": ("A solref for a target depth", 2),
+    "9.4": ("Lift the cube and hold it", 10),
+}
+
+
+def test_the_chapters_register_their_exercises():
+    for chapter in (7, 8, 9):
+        found = {s.id: (s.title, s.points) for s in labkit.exercises.chapter_specs(chapter)}
+        assert found == {k: v for k, v in EXERCISES.items() if k.startswith(f"{chapter}.")}
+
+
+@pytest.mark.parametrize("name", ["07_contact_tuning", "08_kinematic_drive", "09_capstone"])
+def test_feedback_cells_are_one_line_and_the_helpers_come_from_labkit(name):
+    notebook = nbformat.read(COURSE / f"{name}.ipynb", as_version=4)
+    code = [c.source for c in notebook.cells if c.cell_type == "code"]
+    chapter = str(int(name[:2]))
+    for number in (n for n in EXERCISES if n.split(".")[0] == chapter):
+        pattern = re.compile(rf'labkit\.exercise\("{re.escape(number)}"\)\s*(#.*)?')
+        assert sum(bool(pattern.fullmatch(s.strip())) for s in code) == 1, number
+    source = "\n".join(code)
+    assert "with labkit.exercise(" not in source and "ex.require" not in source
+    for helper in ("jitter_of", "bounce", "restitution", "decomposed", "slot", "finger_gaps", "build", "run",
+                   "rig_slip", "table_depth_for"):
+        assert not re.search(rf"^def {helper}\(", source, re.MULTILINE), f"{name} defines {helper} itself"
+    for constant in ("LIMITS", "START", "SCRIPT", "CLOSE", "RIG"):
+        assert not re.search(rf"^{constant} = [{{(d]", source, re.MULTILINE), f"{name} defines {constant}"
+
+
+@pytest.mark.parametrize("number", EXERCISES)
+def test_a_blank_submission_scores_zero_and_says_what_to_define(number):
+    graded = grade(number, {})
+    assert graded.score == 0 and not graded.passed
+    first = next(iter(spec(number).answers))
+    assert f"you have not defined `{first}` yet" in messages(graded)
+
+
+# -- chapter 07 ---------------------------------------------------------------------------------------
+
+MASKS = {"frame": (2, 2),      # bit 2 alone: shares nothing with the arm's default 1/1
+         "arm": (1, 1),
+         "probe": (1, 3)}      # accepts bits 1 and 2: the frame (2), the floor and the arm (1) reach it
+
+
+def test_7_1_reference():
+    assert grade("7.1", {"masks": MASKS}).score == 3
+
+
+def test_7_1_masking_the_frame_alone_loses_the_probe():
+    graded = grade("7.1", {"masks": {"frame": (2, 2)}})
+    assert graded.score == 1
+    text = messages(graded)
+    assert "frame–probe never collide" in text and "the probe left the frame" in text
+
+
+def test_7_1_only_bitmasks_of_the_three_geoms():
+    graded = grade("7.1", {"masks": {**MASKS, "floor": (2, 2)}})
+    assert graded.score == 0 and "the floor keeps contype = conaffinity = 1" in messages(graded)
+    assert grade("7.1", {"masks": {**MASKS, "floor": (1, 1)}}).score == 3          # restating it is fine
+    graded = grade("7.1", {"masks": {"frame": (2, 2.5)}})
+    assert graded.score == 0 and "whole numbers" in messages(graded)
+    graded = grade("7.1", {"masks": {"frame": (-1, 2)}})
+    assert graded.score == 0 and "from 0 to" in messages(graded)
+
+
+def push_only_restitution(zeta):
+    """e(ζ) of a spring–damper that lets go when its force would pull (derived independently)."""
+    s = math.sqrt(1 - zeta**2)
+    return math.exp(-zeta / s * (math.pi - math.atan2(2 * zeta * s, 1 - 2 * zeta**2)))
+
+
+def damping_ratio_for(e):
+    low, high = 1e-6, 0.999                      # e decreases monotonically in ζ
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if push_only_restitution(middle) > e else (low, middle)
+    return (low + high) / 2
+
+
+def test_7_2_reference_in_both_formats():
+    zeta = damping_ratio_for(0.5)
+    assert grade("7.2", {"bounce_solref": (0.02, zeta)}).score == 3
+    k = 1 / (0.02 * zeta) ** 2                     # the same oscillator in the direct format
+    assert grade("7.2", {"bounce_solref": np.array([-k, -2 * zeta * math.sqrt(k)])}).score == 3
+
+
+def test_7_2_the_textbook_damping_ratio_is_recognised():
+    zeta = math.log(2) / math.sqrt(math.pi**2 + math.log(2) ** 2)   # e^(−πζ/√(1−ζ²)) = 0.5
+    graded = grade("7.2", {"bounce_solref": (0.02, zeta)})
+    assert graded.score == 1.5
+    assert "comes from the textbook formula" in messages(graded)
+
+
+def test_7_2_needs_two_numbers():
+    graded = grade("7.2", {"bounce_solref": (0.02, 0.2, 1)})
+    assert graded.score == 0 and "should have 2 entries" in messages(graded)
+    graded = grade("7.2", {"bounce_solref": [[0.02, 0.2], [0.02, 0.2]]})
+    assert graded.score == 0 and "it has shape (2, 2)" in messages(graded)
+
+
+# the slot: outside 75 × 30 mm, inside 50 × 20 mm, 50 mm tall; long walls span the full length
+SLOT = [((0, -0.0125, 0.025), (0.0375, 0.0025, 0.025)), ((0, 0.0125, 0.025), (0.0375, 0.0025, 0.025)),
+        ((-0.03125, 0, 0.025), (0.00625, 0.01, 0.025)), ((0.03125, 0, 0.025), (0.00625, 0.01, 0.025))]
+
+
+def test_7_3_reference():
+    assert grade("7.3", {"slot_walls": SLOT}).score == 3
+
+
+def test_7_3_typical_mistakes():
+    graded = grade("7.3", {"slot_walls": SLOT[:2]})                         # the short walls forgotten
+    assert graded.score == 2 and "probe heights" in messages(graded)
+    full = [((0, 0, 0.025), (0.0375, 0.015, 0.025))]                       # one box: the hull again
+    graded = grade("7.3", {"slot_walls": full})
+    assert graded.score < 3 and "mm deep" in messages(graded)
+    doubled = [(c, tuple(2 * h for h in half)) for c, half in SLOT]        # full sizes given as half
+    assert grade("7.3", {"slot_walls": doubled}).score < 3
+
+
+def test_7_3_checks_the_shape_of_the_walls():
+    for wrong in ([1, 2, 3], [(0, 0, 0.025)], [((0, 0), (1, 1))]):
+        graded = grade("7.3", {"slot_walls": wrong})
+        assert graded.score == 0 and "shape (n, 2, 3)" in messages(graded)
+    graded = grade("7.3", {"slot_walls": [((0, 0, 0.025), (0.01, 0, 0.025))]})
+    assert graded.score == 0 and "must be positive" in messages(graded)
+
+
+# -- chapter 08 ---------------------------------------------------------------------------------------
+
+GLOVE = (51, 200, 90, 180, 60, 255, 10)      # 0–255, one per channel, in CHANNELS order
+CHANNELS = ("lift", "index_mcp", "index_pip", "middle_mcp", "middle_pip", "thumb_yaw", "thumb_mcp")
+
+
+def glove_targets_by_hand(reverse_lift=False):
+    """The glove mapped by the exercise's rule, with ranges and couplings read from hand.xml."""
+    model, _ = labkit.load("hand")
+    targets = {}
+    for name, command in zip(CHANNELS, GLOVE, strict=True):
+        lo, hi = model.joint(name).range
+        fraction = command / 255
+        backwards = name != "thumb_yaw" and (name != "lift" or reverse_lift)
+        targets[name] = float(hi - fraction * (hi - lo) if backwards else lo + fraction * (hi - lo))
+    for e in range(model.neq):                      # joint equalities: follower = c0 + c1·leader
+        follower, leader = model.joint(model.eq_obj1id[e]).name, model.joint(model.eq_obj2id[e]).name
+        targets[follower] = float(model.eq_data[e, 0] + model.eq_data[e, 1] * targets[leader])
+    return targets
+
+
+def test_8_1_reference():
+    targets = glove_targets_by_hand()
+    assert len(targets) == 10
+    assert grade("8.1", {"targets": targets}).score == 2
+
+
+def test_8_1_typical_mistakes():
+    graded = grade("8.1", {"targets": {k: v for k, v in glove_targets_by_hand().items() if k in CHANNELS}})
+    assert graded.score == 0 and "its keys are" in messages(graded)                  # the mimics forgotten
+    graded = grade("8.1", {"targets": glove_targets_by_hand(reverse_lift=True)})
+    assert graded.score == 1 and "wrong for: lift" in messages(graded)
+    graded = grade("8.1", {"targets": list(glove_targets_by_hand().values())})
+    assert graded.score == 0 and "should be a dict" in messages(graded)
+
+
+def test_8_2_reference_and_a_fast_close():
+    assert grade("8.2", {"gentle_slew": 1.6 / 0.9}).score == 2   # the 1.6 rad pip joints arrive last
+    graded = grade("8.2", {"gentle_slew": 5.0})
+    assert graded.score == 0 and "it takes 0.32 s" in messages(graded)
+    graded = grade("8.2", {"gentle_slew": -1.0})
+    assert graded.score == 0 and "must be positive" in messages(graded)
+
+
+def test_8_3_reference_and_the_seeds_values():
+    # five blocked leaders cost 1 + 1 + 5·(1 + iterations) + 1 ≤ 40 evaluations: iterations ≤ 6
+    assert grade("8.3", {"tolerance": 5e-5, "iterations": 5}).score == 3
+    graded = grade("8.3", {"tolerance": 5e-4, "iterations": 12})
+    assert graded.score == 0
+    text = messages(graded)
+    assert "it reached 0.5 mm" in text and "the worst step cost 68" in text
+    graded = grade("8.3", {"tolerance": 5e-5, "iterations": 10**6})
+    assert graded.score == 0 and "from 0 to 64" in messages(graded)
+    graded = grade("8.3", {"tolerance": 5e-5, "iterations": 4.5})
+    assert graded.score == 0 and "whole number" in messages(graded)
+
+
+# -- chapter 09: the warm-ups -------------------------------------------------------------------------
+
+CUBE, G = 0.2, 9.81      # kg, m/s²
+
+
+def test_9_1_reference_and_a_sagging_lift():
+    kp = 800.0                                           # sag m·g/kp = 2.5 mm
+    assert grade("9.1", {"lift_kp": kp, "lift_kv": 2 * math.sqrt(kp * 0.9)}).score == 2
+    kp = 200.0                                           # sag 9.8 mm
+    graded = grade("9.1", {"lift_kp": kp, "lift_kv": 2 * math.sqrt(kp * 0.9)})
+    assert graded.score == 1 and re.search(r"it was up to 9\.\d+ mm away", messages(graded))
+    graded = grade("9.1", {"lift_kp": 800.0})
+    assert graded.score == 0 and "you have not defined `lift_kv` yet" in messages(graded)
+
+
+def test_9_2_reference_and_forgetting_the_acceleration_or_a_pad():
+    acceleration = 6 * 0.12 / 1.0**2                     # z = h·(3u² − 2u³): z'' peaks at 6h/T²
+    mu = 0.5
+    assert grade("9.2", {"grip_min": CUBE * (G + acceleration) / (2 * mu)}).score == 2
+    graded = grade("9.2", {"grip_min": CUBE * G / (2 * mu)})
+    assert graded.score == 1 and "your force is too small" in messages(graded)
+    graded = grade("9.2", {"grip_min": CUBE * (G + acceleration) / mu})
+    assert graded.score == 1 and "more than the minimum" in messages(graded)
+
+
+def test_9_3_reference_and_a_clamped_timeconst():
+    # four corners share the weight; the depth grows with timeconst²: aim at the band's middle
+    low, high = 0.004, 0.05
+    for _ in range(50):
+        tau = (low + high) / 2
+        depth = labkit.solver.rest_penetration((tau, 1.0), labkit.solver.DEFAULT_SOLIMP, timestep=0.002,
+                                               accel=G / 4)
+        low, high = (tau, high) if depth < 3e-5 else (low, tau)
+    assert grade("9.3", {"table_solref": (tau, 1.0)}).score == 2
+    graded = grade("9.3", {"table_solref": (0.002, 1.0)})
+    assert graded.score < 1 and "raised it to 0.004 s" in messages(graded)
+    graded = grade("9.3", {"table_solref": (0.02, -1.0)})
+    assert graded.score == 0 and "mixed-sign" in messages(graded)
+
+
+# -- chapter 09: the capstone -------------------------------------------------------------------------
+
+# The capstone's limits and starting point as the chapter states them (duplicated on purpose:
+# changing them in labkit must be a deliberate act that updates this file too).
+LIMITS = {"min_lift": 0.100, "max_slip": 0.002, "max_penetration": 0.001, "max_peak_force": 15.0,
+          "max_jitter": 0.005}
+START = {"friction": 0.5, "condim": 3, "solref": (0.02, 1), "solimp": (0.8, 0.9, 0.001, 0.5, 2),
+         "cone": "pyramidal", "impratio": 1, "noslip_iterations": 0, "timestep": 0.002,
+         "integrator": "Euler", "finger_kp": 200, "finger_kv": 2, "lift_kp": 50, "lift_kv": 20}
+
+# The requirement each feedback line checks, recognised by its wording, and its weight (the
+# three that the starting point fails count double).
+REQUIREMENTS = {"stable": "stays stable", "lift": "up during the hold", "slip": "slips at most",
+                "penetration": "overlaps more than", "peak_force": "presses harder", "jitter": "shakes by"}
+WEIGHTS = {"stable": 1, "lift": 2, "slip": 2, "penetration": 2, "peak_force": 1, "jitter": 1}
+
+# A good set the wrong ones below are one change away from.
+BASE = {**START, "friction": 1.0, "cone": "elliptic", "impratio": 10, "solref": (0.01, 1),
+        "solimp": (0.95, 0.99, 0.001, 0.5, 2), "finger_kp": 300, "finger_kv": 10,
+        "lift_kp": 2000, "lift_kv": 100}
+
+CORRECT = {
+    "elliptic cone, impratio 10": BASE,
+    "pyramidal cone with noslip": {**START, "friction": 0.8, "noslip_iterations": 10, "solref": (0.012, 1),
+                                   "solimp": (0.99, 0.999, 0.001, 0.5, 2), "finger_kp": 200, "finger_kv": 8,
+                                   "lift_kp": 1000, "lift_kv": 60},
+    "torsional friction at 1 ms": {**START, "friction": 0.6, "condim": 4, "cone": "elliptic", "impratio": 100,
+                                   "solref": (0.005, 1), "solimp": (0.9, 0.95, 0.001, 0.5, 2),
+                                   "finger_kp": 400, "finger_kv": 15, "lift_kp": 3000, "lift_kv": 150,
+                                   "timestep": 0.001},
+    "direct-format solref": {**START, "friction": 1.2, "cone": "elliptic", "impratio": 20,
+                             "solref": (-20000, -200), "solimp": (0.95, 0.99, 0.001, 0.5, 2),
+                             "finger_kp": 250, "finger_kv": 10, "lift_kp": 1500, "lift_kv": 80},
+    "implicitfast, heavy damping": {**BASE, "finger_kv": 150, "integrator": "implicitfast"},
+    "low friction, firm grip": {**BASE, "friction": 0.3, "impratio": 50, "finger_kp": 400, "finger_kv": 15},
+    "the chapter's reference": {**START, "friction": 1.0, "cone": "elliptic", "impratio": 20,
+                                "solref": (0.008, 1), "solimp": (0.95, 0.99, 0.001, 0.5, 2),
+                                "finger_kp": 240, "finger_kv": 12, "lift_kp": 1500, "lift_kv": 90},
+}
+
+WRONG = {  # name: (parameters, the requirements they must fail, exactly)
+    "slipping": ({**BASE, "cone": "pyramidal", "impratio": 1}, {"slip"}),
+    "sinking": ({**BASE, "solref": (0.05, 1), "solimp": (0.9, 0.95, 0.001, 0.5, 2), "noslip_iterations": 10},
+                {"penetration"}),
+    "jittering": ({**BASE, "finger_kv": 0}, {"jitter"}),
+    "crushing": ({**BASE, "finger_kp": 800}, {"peak_force"}),
+    "sagging": ({**BASE, "lift_kp": 50, "lift_kv": 20}, {"lift"}),
+}
+
+
+def failures(report):
+    """The requirements a report fails, by this file's copy of the limits."""
+    failed = set()
+    if report.unstable:
+        failed.add("stable")
+    if report.lift < LIMITS["min_lift"]:
+        failed.add("lift")
+    for name in ("slip", "penetration", "peak_force", "jitter"):
+        if getattr(report, name) > LIMITS[f"max_{name}"]:
+            failed.add(name)
+    return failed
+
+
+def capstone(namespace):
+    """Grade 9.4 on ``namespace``: (score, {requirement: (passed, message)}, feedback text)."""
+    graded = grade("9.4", namespace)
+    results = {}
+    for r in graded.results:
+        key = next((n for n, words in REQUIREMENTS.items() if words in r.requirement), r.requirement)
+        results[key] = (r.passed, r.message)
+    return graded.score, results, graded.text()
+
+
+@pytest.fixture(scope="module")
+def start_report():
+    """The graded trial of the starting parameters (shared: several tests read it)."""
+    return ch09.run(START)
+
+
+def test_the_package_states_these_limits_read_only():
+    assert dict(ch09.LIMITS) == LIMITS and dict(ch09.START) == START
+    assert [(k, w) for k, _, w in ch09.requirements()] == list(WEIGHTS.items())
+    with pytest.raises(TypeError):
+        ch09.LIMITS["min_lift"] = 0                    # type: ignore[index]
+    with pytest.raises(AttributeError):
+        ch09.LIMITS.update(min_lift=0)                 # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        ch09.SCRIPT["lift"]["lift"] = 0.5              # type: ignore[index]
+    text = ch09.limits_text()
+    for _, statement, weight in ch09.requirements():
+        assert f"{weight:g} × {statement}" in text
+    assert all(key in text for key in LIMITS)
+
+
+def test_the_starting_point_scores_what_it_always_did(start_report):
+    assert failures(start_report) == {"lift", "slip", "penetration"}
+    score, results, _ = capstone({"answer": START})
+    assert score == pytest.approx(10 * 3 / 9, abs=0.01)
+    assert {k for k, (ok, _) in results.items() if not ok} == {"lift", "slip", "penetration"}
+
+
+def test_editing_limits_in_the_notebook_changes_nothing(start_report):
+    # the forgery tried on the old feedback cell: the failing START and laxer limits
+    forged = {"answer": START, "LIMITS": {**LIMITS, "min_lift": 0, "max_slip": 1, "max_penetration": 1},
+              "limit": {}, "SCRIPT": {}, "START": {}}
+    score, _, _ = capstone(forged)
+    assert score == pytest.approx(10 * 3 / 9, abs=0.01)
+
+
+def test_redefining_run_in_the_notebook_changes_nothing(start_report):
+    perfect = SimpleNamespace(unstable=(), lift=0.12, slip=0.0, penetration=0.0, peak_force=1.0, jitter=0.0,
+                              penetration_pair=("", ""))
+    forged = {"answer": START, "run": lambda params: perfect, "build": None, "grasp": None,
+              "report": perfect}
+    score, results, _ = capstone(forged)
+    assert score == pytest.approx(10 * 3 / 9, abs=0.01)
+    measured = labkit.fmt(1e3 * start_report.slip, 3)
+    assert results["slip"][1] == f"the cube slipped {measured} mm, the limit is 2 mm"
+
+
+def test_the_capstone_reads_only_answer():
+    assert list(spec("9.4").answers) == ["answer"]
+    data = answers_of("9.4", {"answer": ch09.START, "LIMITS": {}, "run": print})
+    assert set(data) == {"answer"}
+    assert data["answer"]["value"]["solref"] == [0.02, 1]      # plain JSON data
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_different_correct_answers_all_pass(name):
+    report = ch09.run(CORRECT[name])
+    assert failures(report) == set(), f"{name}: {report}"
+    score, results, text = capstone({"answer": CORRECT[name]})
+    assert score == 10, text
+    assert set(results) == set(REQUIREMENTS)
+
+
+@pytest.mark.parametrize("name", WRONG)
+def test_a_wrong_answer_fails_exactly_its_requirement(name):
+    params, expected = WRONG[name]
+    report = ch09.run(params)
+    assert failures(report) == expected, f"{name}: {report}"
+    score, results, text = capstone({"answer": params})
+    assert {n for n, (ok, _) in results.items() if not ok} == expected
+    lost = sum(WEIGHTS[n] for n in expected) / sum(WEIGHTS.values())
+    assert score == pytest.approx(10 * (1 - lost), abs=0.01)
+    (requirement,) = expected
+    message = results[requirement][1]
+    measured = {"slip": report.slip * 1e3, "penetration": report.penetration * 1e3,
+                "jitter": report.jitter * 1e3, "peak_force": report.peak_force, "lift": report.lift * 1e3}
+    assert labkit.fmt(measured[requirement], 3) in message, message        # says how much was measured
+    limit = LIMITS["min_lift" if requirement == "lift" else f"max_{requirement}"]
+    shown = limit if requirement == "peak_force" else 1e3 * limit
+    assert labkit.fmt(shown, 3) in message or labkit.fmt(shown) in message, message   # and the limit
+    assert "hint: §" in text                                               # and where the cure is
+
+
+def test_a_diverging_answer_is_told_so():
+    with labkit.mujoco_warnings():
+        score, results, text = capstone({"answer": {**BASE, "finger_kv": 150}})
+    assert not results["stable"][0] and "mjWARN_BADQACC" in results["stable"][1]
+    assert "implicitfast" in text and score < 10
+
+
+def test_answers_the_grader_cannot_run_are_refused_with_a_reason():
+    for answer, reason in (({**BASE, "timestep": 1e-5}, "at least 0.5 ms"),
+                           ({**BASE, "fricton": 1.0}, "did you mean 'friction'"),
+                           ({**BASE, "noslip_iterations": 10**6}, "at most 1000 noslip_iterations"),
+                           ({**BASE, "cone": "elliptical"}, "'cone' must be"),
+                           ("friction=1", "should be a dict")):
+        score, _, text = capstone({"answer": answer})
+        assert score == 0 and reason in text, text
+
+
+def test_the_warm_ups_use_the_package_trial_not_the_notebooks():
+    # 9.1–9.3 read only their declared answers: a namespace's START, RIG or run is ignored
+    forged = {"START": {**START, "lift_kp": 1e4}, "RIG": {}, "run": None, "lift_kp": 200.0,
+              "lift_kv": 2 * math.sqrt(200 * 0.9), "table_depth_for": lambda solref: 3e-5,
+              "table_solref": (0.02, 1.0)}
+    assert grade("9.1", forged).score == 1
+    assert grade("9.3", forged).score < 2
+
+
+def test_helpers_the_notebook_imports_behave_as_documented():
+    from labkit.exercises import ch07, ch08
+
+    model, _ = labkit.load("tuning_frame_mesh")
+    rms, angle, data, rec = ch07.jitter_of(model)
+    assert rms == pytest.approx(ch07.baseline_jitter()) and rms > 0.1 and isinstance(data, mujoco.MjData)
+    assert angle < 0 and rec.t[-1] == pytest.approx(1.0)          # pushed up by the frame, over 1 s
+    probe = model.geom("probe")
+    sink = labkit.solver.rest_penetration(probe.solref, probe.solimp, timestep=model.opt.timestep)
+    # the bar's top is read from the mesh, whose vertices MuJoCo stores in single precision
+    assert ch07.probe_on_frame_height(model) == pytest.approx(0.315 + probe.size[0] - sink, abs=1e-7)
+    assert ch07.restitution(0.2) == pytest.approx(push_only_restitution(0.2), rel=1e-12)
+    hand, hand_data = labkit.load("hand")
+    mujoco.mj_forward(hand, hand_data)
+    assert ch08.finger_gaps(hand, hand_data).shape == (3,)
+    assert dict(ch08.CLOSE) == {n: float(hand.joint(n).range[1]) for n in ch08.CLOSE}
+    assert ch08.close_time(1.6 / 0.9) == pytest.approx(0.9, abs=2 * hand.opt.timestep)

@@ -1,0 +1,263 @@
+"""``labkit student``: student copies with solutions replaced by stubs, nothing leaked,
+nbconvert's preprocessors for the clearing, nbgrader metadata on answer and feedback cells."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import hashlib
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labkit.classroom import student
+from labkit.classroom.notebooks import course_notebooks
+from labkit.exercises import answers as kinds
+from labkit.exercises import chapter_specs, core
+
+COURSE = course_notebooks()
+START = next(p for p in COURSE if p.stem.startswith("00_"))
+MARKER = re.compile(r"^\s*#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$")
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def tree_hashes(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): sha(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def cli(*argv: str) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="labkit")
+    commands = parser.add_subparsers(dest="command", required=True)
+    student.add_commands(commands)
+    args = parser.parse_args([str(a) for a in argv])
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        status = args.run(args)
+    return status, buffer.getvalue()
+
+
+def strings(node):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from strings(value)
+
+
+def secret_lines(nb) -> list[str]:
+    """Solution and hidden-test lines (whitespace removed, ≥ 8 characters) that the notebook
+    does not also show outside its regions: a student copy may contain none of them."""
+    inside, outside = [], []
+    for cell in nb.cells:
+        region = False
+        for line in cell.source.splitlines():
+            if MARKER.match(line):
+                region = MARKER.match(line).group(1) == "BEGIN"
+            elif region:
+                inside.append(re.sub(r"\s+", "", line))
+            else:
+                outside.append(re.sub(r"\s+", "", line))
+    visible = "\n".join(outside)
+    return [s for s in inside if len(s) >= 8 and s not in visible]
+
+
+def code(source, **kw):
+    return nbformat.v4.new_code_cell(source, **kw)
+
+
+def markdown(source, **kw):
+    return nbformat.v4.new_markdown_cell(source, **kw)
+
+
+def notebook(*cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+@pytest.fixture(autouse=True, scope="module")
+def toy_exercises():
+    """Exercises 97.1 and 97.2, registered for the synthetic notebooks below."""
+    core.checker("97.1", "Multiply", points=2, answers={"secret_value": kinds.NUMBER})(lambda ex: None)
+    core.checker("97.2", "Doubling", points=1, answers={"whole_cell_answer": kinds.array()})(lambda ex: None)
+    yield
+    del core._REGISTRY["97.1"], core._REGISTRY["97.2"]
+
+
+# -- student copies of the course ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    before = {p: sha(p) for p in COURSE}
+    written = student.write_student_copies(COURSE, out)
+    assert {p: sha(p) for p in COURSE} == before, "the sources must never be modified"
+    return {made.source.stem: (path, made) for path, made in written}
+
+
+@pytest.mark.parametrize("source", COURSE, ids=[p.stem for p in COURSE])
+def test_student_copy_has_no_solution_text_and_a_stub_per_exercise(copies, source):
+    path, _ = copies[source.stem]
+    original = nbformat.read(source, as_version=4)
+    copy = nbformat.read(path, as_version=4)
+    text = [re.sub(r"\s+", "", s) for s in strings(json.loads(path.read_text()))]
+    secrets = secret_lines(original)
+    assert secrets, "the chapter has solutions"
+    leaked = [s for s in secrets if any(s in t for t in text)]
+    assert not leaked, f"solution text in the student copy: {leaked[:3]}"
+    assert "BEGIN SOLUTION" not in path.read_text()
+    assert set(copy.metadata) <= {"kernelspec", "language_info"}
+    for cell in copy.cells:
+        assert "attachments" not in cell
+        assert set(cell.metadata) <= {"tags", "editable", "deletable", "slideshow", "nbgrader"}
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+    # one stub per solution region: a statement raising NotImplementedError that names the
+    # exercise whose feedback cell follows it
+    reference = [s.id for s in chapter_specs(int(source.stem[:2]))]
+    stubs = []
+    for index, cell in enumerate(copy.cells):
+        if "raise NotImplementedError(" in cell.source:
+            feedback = next(c for c in copy.cells[index:] if student.exercise_calls(c.source))
+            number = student.exercise_calls(feedback.source)[0].id
+            raised = [node.exc for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Raise)]
+            assert [(r.func.id, r.args[0].value.split(" · ")[0]) for r in raised] \
+                == [("NotImplementedError", f"Exercise {number}")], cell.source
+            stubs.append(number)
+    regions = sum(line.strip() == "### BEGIN SOLUTION"
+                  for c in original.cells for line in c.source.splitlines())
+    assert len(stubs) == regions
+    assert sorted(set(stubs)) == sorted(reference), "every exercise has an answer stub"
+
+
+def test_cli_student_copy_runs_to_its_first_exercise_and_stops_there(tmp_path):
+    source = tmp_path / "course" / START.name   # a private copy: nobody else rewrites it meanwhile
+    source.parent.mkdir()
+    shutil.copyfile(START, source)
+    before = sha(source)
+    status, out = cli("student", source, tmp_path / "class", "--check")
+    assert status == 0, out
+    assert sha(source) == before
+    assert f"✔ {tmp_path / 'class' / START.name} ← {source}" in out
+    first = chapter_specs(0)[0].id
+    assert f"✔ runs up to its first exercise and stops there with NotImplementedError: Exercise {first}" \
+        in out
+    assert "1 student notebooks written to" in out
+
+
+def test_student_refuses_to_write_over_or_inside_its_sources(tmp_path):
+    src = tmp_path / "course"
+    src.mkdir()
+    nb = notebook(code("### BEGIN SOLUTION\nanswer = 42 * 1000\n### END SOLUTION"),
+                  code('labkit.exercise("97.1")'))
+    nbformat.write(nb, src / "99_tiny.ipynb")
+    before = tree_hashes(src)
+    for out in (src, src / "student"):
+        status, text = cli("student", src, out)
+        assert status == 2 and "refusing to write student copies into" in text
+        status, text = cli("student", src / "99_tiny.ipynb", out)
+        assert status == 2 and "refusing" in text
+    assert tree_hashes(src) == before
+    out = tmp_path / "class"
+    assert cli("student", src, out)[0] == 0
+    (out / "99_tiny.ipynb").write_text("changed")
+    status, text = cli("student", src, out)
+    assert status == 2 and "refusing to overwrite" in text and "--force" in text
+    assert (out / "99_tiny.ipynb").read_text() == "changed"
+    assert cli("student", src, out, "--force")[0] == 0
+    assert "raise NotImplementedError" in (out / "99_tiny.ipynb").read_text()
+    assert tree_hashes(src) == before
+
+
+def test_regions_hidden_tests_outputs_metadata_and_attachments():
+    answer = code("setup = 1\n### BEGIN SOLUTION\nsecret_value = 12345 * 678\n### END SOLUTION\n"
+                  "print('done')",
+                  outputs=[nbformat.v4.new_output("stream", text="8369910\n")], execution_count=3,
+                  metadata={"nbgrader": {"solution": True, "grade_id": "secret_value = 12345 * 678"},
+                            "tags": ["keep-me"], "collapsed": False})
+    function = code("def double(q):\n    ### BEGIN SOLUTION\n    return q * 2  # twice\n    ### END SOLUTION")
+    feedback = code('labkit.exercise("97.1")\n'
+                    '### BEGIN HIDDEN TESTS\n'
+                    'assert double(21) == 42, "hidden check of double(21)"\n'
+                    '### END HIDDEN TESTS')
+    prose = markdown("Why?\n### BEGIN SOLUTION\nBecause the multiplication table says so.\n### END SOLUTION",
+                     attachments={"a.png": {"image/png": "c2VjcmV0"}})
+    tagged = code("whole_cell_answer = [1, 2, 3, 4]", metadata={"tags": ["solution"]})
+    hidden = code("assert secret_value == 8369910, 'hidden cell'", metadata={"tags": ["hidden-tests"]})
+    shown = code('labkit.exercise("97.2")')
+    nb = notebook(answer, function, feedback, prose, tagged, hidden, shown)
+    nb.metadata["widgets"] = {"state": {"value": "secret_value = 12345 * 678"}}
+    original = json.dumps(nb)
+    made = student.student_notebook(nb)
+    assert json.dumps(nb) == original, "the input notebook is not modified"
+    cells = made.notebook.cells
+    assert len(cells) == 6, "the hidden-tests cell is dropped"
+    assert cells[0].source.startswith("setup = 1\nraise NotImplementedError(\"Exercise 97.1 · Multiply: ")
+    assert cells[0].source.endswith("(set secret_value)\")\nprint('done')")
+    assert cells[0].outputs == [] and cells[0].execution_count is None
+    assert dict(cells[0].metadata) == {"tags": ["keep-me"], "nbgrader": {
+        "grade": False, "solution": True, "locked": False, "grade_id": "answer-97.1", "schema_version": 3}}
+    assert cells[2].metadata["nbgrader"] == {"grade": True, "solution": False, "locked": True,
+                                            "grade_id": "feedback-97.1", "points": 2.0, "schema_version": 3}
+    assert cells[1].source.startswith('def double(q):\n    raise NotImplementedError("Exercise 97.1 · ')
+    compile(cells[1].source, "stub", "exec")
+    assert "HIDDEN" not in cells[2].source and "hidden check" not in cells[2].source
+    assert cells[2].source.rstrip() == 'labkit.exercise("97.1")'
+    assert cells[3].source == "Why?\nYOUR ANSWER HERE" and "attachments" not in cells[3]
+    assert cells[4].source.startswith("raise NotImplementedError(\"Exercise 97.2 · Doubling")
+    assert "tags" not in cells[4].metadata and cells[4].metadata["nbgrader"]["grade_id"] == "answer-97.2"
+    assert set(made.notebook.metadata) == {"kernelspec"}
+    assert (made.stubs, made.hidden, made.outputs_cleared, made.attachments_removed) == (4, 2, 1, 1)
+    assert made.exercises == ["97.1", "97.1", "97.2", "97.2"]
+    text = json.dumps(made.notebook)
+    for leaked in ("12345", "8369910\\n", "q * 2", "multiplication table", "c2VjcmV0", "[1, 2, 3, 4]",
+                   "hidden cell"):
+        assert leaked not in text
+
+
+@pytest.mark.parametrize("source, why", [
+    ("### BEGIN SOLUTION\nx = 1", "is never closed"),
+    ("x = 1\n### END SOLUTION", "without a matching BEGIN"),
+    ("### BEGIN SOLUTION\n### BEGIN HIDDEN TESTS\n### END HIDDEN TESTS\n### END SOLUTION", "cannot nest"),
+    ("x = 1  ### BEGIN SOLUTION\ny = 2\n### END SOLUTION", "not a marker line"),
+    ('xml = """\n### BEGIN SOLUTION\n<body/>\n### END SOLUTION\n"""', "inside a string"),
+    ("if True:\n### BEGIN SOLUTION\n    x = 1\n### END SOLUTION", "not valid Python"),
+])
+def test_malformed_markers_are_refused(source, why):
+    with pytest.raises(student.StudentCopyError, match=why):
+        student.student_notebook(notebook(code(source)))
+
+
+def test_a_surviving_solution_line_refuses_the_copy_and_writes_nothing(tmp_path):
+    nb = notebook(code("### BEGIN SOLUTION\nanswer = 6 * 7 * 1000\n### END SOLUTION",
+                       metadata={"tags": ["answer = 6 * 7 * 1000"]}))
+    with pytest.raises(student.SolutionLeak, match="answer=6"):
+        student.student_notebook(nb)
+    (tmp_path / "src").mkdir()
+    nbformat.write(nb, tmp_path / "src" / "leaky.ipynb")
+    with pytest.raises(student.SolutionLeak):
+        student.write_student_copies([tmp_path / "src" / "leaky.ipynb"], tmp_path / "out")
+    assert not (tmp_path / "out" / "leaky.ipynb").exists()
+
+
+def test_solution_lines_the_notebook_shows_anyway_are_reported_not_refused():
+    nb = notebook(markdown('A list such as `["<freejoint/>", ...]` builds the body.'),
+                  code('### BEGIN SOLUTION\nparts = [\n    "<freejoint/>",\n'
+                       '    \'<geom size="0.123"/>\',\n]\n### END SOLUTION'),
+                  code('labkit.exercise("97.2")'))
+    made = student.student_notebook(nb)
+    assert made.public_lines == ['"<freejoint/>",']
+    assert "0.123" not in json.dumps(made.notebook)
