@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 
 from . import gl
-from .session import BASELINE_MUJOCO
+from .session import BASELINE_MUJOCO, KERNEL
 
 __all__ = ["Finding", "diagnose"]
 
@@ -103,7 +103,6 @@ def _ffmpeg() -> Finding:
 def _kernel() -> Finding:
     from jupyter_client.kernelspec import KernelSpecManager
 
-    from .notebooks import KERNEL
 
     specs = KernelSpecManager().find_kernel_specs()
     ok = KERNEL in specs

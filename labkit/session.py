@@ -17,6 +17,10 @@ __all__ = ["BASELINE_MUJOCO", "BaselineVersionWarning", "Session", "setup"]
 BASELINE_MUJOCO = "3.17.0"
 
 
+KERNEL = "mujoco-by-experiment"
+"""The Jupyter kernel the course notebooks name (``./run.sh`` installs it)."""
+
+
 class BaselineVersionWarning(UserWarning):
     """The running MuJoCo is not the course's baseline; claims may not hold."""
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.models import models_dir
 from labkit.classroom.notebooks import course_dir
+from labkit.models import models_dir
 
 CHAPTER = "03_actuators_force.ipynb"  # has renders, plots and a widget
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

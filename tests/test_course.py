@@ -12,7 +12,8 @@ import re
 import nbformat
 import pytest
 
-from labkit.classroom.notebooks import KERNEL, course_notebooks
+from labkit.classroom.notebooks import course_notebooks
+from labkit.session import KERNEL
 
 NOTEBOOKS = course_notebooks()
 MIN_CHECKS = {"01_mjcf_foundations": 20, "02_units_frames_compiler": 20,
@@ -110,7 +111,8 @@ def test_answer_and_feedback_cells_carry_nbgrader_metadata(notebook):
     path, nb = notebook
     stamped = copy.deepcopy(nb)
     ids = nbgrader_metadata(stamped)
-    assert [c.metadata.get("nbgrader") for c in stamped.cells] == [c.metadata.get("nbgrader") for c in nb.cells], \
+    found = [c.metadata.get("nbgrader") for c in nb.cells]
+    assert [c.metadata.get("nbgrader") for c in stamped.cells] == found, \
         "run nbgrader_metadata on the notebook (labkit execute keeps it)"
     specs = chapter_specs(int(path.stem[:2]))
     assert ids == [s.id for s in specs]

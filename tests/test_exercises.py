@@ -119,5 +119,5 @@ def test_every_chapter_registers_its_exercises_in_order():
         assert [s.id for s in found] == [f"{chapter}.{i}" for i in range(1, len(found) + 1)]
         for s in found:
             assert s.points > 0 and s.answers and s.title
-    with pytest.raises(KeyError, match="no exercise '42.1'"):
+    with pytest.raises(KeyError, match=r"no exercise '42\.1'"):
         spec("42.1")

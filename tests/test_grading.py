@@ -37,8 +37,11 @@ CAPSTONE = next(p for p in COURSE if p.stem.startswith("09_"))
 
 
 def tree_hashes(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def cli(*argv: object) -> tuple[int, str]:
@@ -56,8 +59,14 @@ def cli(*argv: object) -> tuple[int, str]:
 def test_submission_names_and_chapters(tmp_path):
     chapter = START.stem
     nb = json.dumps({"cells": [{"cell_type": "code", "source": 'labkit.exercise("0.2")', "metadata": {}}]})
-    for relative in (f"alice/{chapter}.ipynb", f"bob_{chapter}.ipynb", f"carol-{chapter}.ipynb",
-                     "dave.ipynb", "erin.ipynb", ".ipynb_checkpoints/x.ipynb"):
+    for relative in (
+        f"alice/{chapter}.ipynb",
+        f"bob_{chapter}.ipynb",
+        f"carol-{chapter}.ipynb",
+        "dave.ipynb",
+        "erin.ipynb",
+        ".ipynb_checkpoints/x.ipynb",
+    ):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(nb if relative != "erin.ipynb" else "{}")
     found = {s.student: s for s in grading.find_submissions([tmp_path])}
@@ -81,14 +90,20 @@ def test_prepare_collects_answers_where_feedback_stood_or_after_the_answer_cell(
         return made
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [cell("tip_height = 1", "answer-0.1"), cell('labkit.exercise("0.1")  # check'),
-                cell("long_period = 2", "answer-0.2"), cell("long_period = 3", "answer-0.2"),
-                cell("x = 1"), cell('labkit.exercise("0.1")')]
+    nb.cells = [
+        cell("tip_height = 1", "answer-0.1"),
+        cell('labkit.exercise("0.1")  # check'),
+        cell("long_period = 2", "answer-0.2"),
+        cell("long_period = 3", "answer-0.2"),
+        cell("x = 1"),
+        cell('labkit.exercise("0.1")'),
+    ]
     collect, notes = grading.prepare(nb, chapter_specs(0))
     sources = [c.source for c in nb.cells]
     assert sources[1] == "__import__('labkit.exercises').exercises.collect(\"0.1\")  # check"
-    assert sources[4] == "__import__('labkit.exercises').exercises.collect(\"0.2\")", \
+    assert sources[4] == "__import__('labkit.exercises').exercises.collect(\"0.2\")", (
         "a deleted feedback cell is collected after its (last) answer cell"
+    )
     assert sources[-1].count("collect(") == 3, "a final cell collects every exercise"
     assert collect == [1, 4, 6, 7, 8]
     assert any("feedback cell of exercise 0.1 appears 2 times" in n for n in notes)
@@ -103,15 +118,17 @@ def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     sandbox.prepare_work(work)
-    probe = ("import os, socket, pathlib\n"
-             f"print('course', os.path.exists({str(START.parent)!r}))\n"
-             f"print('repo', os.path.exists({str(START.parents[1] / '.git')!r}))\n"
-             "print('uid', os.getuid() if os.geteuid() else 'root')\n"
-             "s = socket.socket()\n"
-             "try:\n    s.connect(('127.0.0.1', 9)); print('net', 'open')\n"
-             "except OSError as e:\n    print('net', type(e).__name__)\n"
-             "pathlib.Path('mine.txt').write_text('kept in the private folder')\n"
-             "try:\n    open('/usr/lib/x', 'w')\nexcept OSError as e:\n    print('usr', e.errno)\n")
+    probe = (
+        "import os, socket, pathlib\n"
+        f"print('course', os.path.exists({str(START.parent)!r}))\n"
+        f"print('repo', os.path.exists({str(START.parents[1] / '.git')!r}))\n"
+        "print('uid', os.getuid() if os.geteuid() else 'root')\n"
+        "s = socket.socket()\n"
+        "try:\n    s.connect(('127.0.0.1', 9)); print('net', 'open')\n"
+        "except OSError as e:\n    print('net', type(e).__name__)\n"
+        "pathlib.Path('mine.txt').write_text('kept in the private folder')\n"
+        "try:\n    open('/usr/lib/x', 'w')\nexcept OSError as e:\n    print('usr', e.errno)\n"
+    )
     import subprocess
     import sys
 
@@ -122,8 +139,13 @@ def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
         if stage:
             shutil.rmtree(stage)
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
-    assert lines == {"course": "False", "repo": "False", "uid": lines["uid"], "net": lines["net"], "usr": "30"}, \
-        done.stderr
+    assert lines == {
+        "course": "False",
+        "repo": "False",
+        "uid": lines["uid"],
+        "net": lines["net"],
+        "usr": "30",
+    }, done.stderr
     assert lines["uid"] != "root" and lines["net"] != "open"
     assert (work / "mine.txt").read_text() == "kept in the private folder"
 
@@ -162,24 +184,24 @@ def test_the_solutions_earn_full_marks_on_every_exercise(course_run, source):
 FORGERIES = {
     # a post-run hook appending full-score lines to every log a grader might read
     "hook": "import json, os\n"
-            "def forge(result):\n"
-            "    for path in (os.environ.get('LABKIT_GRADES') or 'grades.jsonl', 'scores.json'):\n"
-            "        with open(path, 'a') as f:\n"
-            "            f.write(json.dumps({'exercise': '0.1', 'score': 1, 'points': 1}) + '\\n')\n"
-            "get_ipython().events.register('post_run_cell', forge)",
+    "def forge(result):\n"
+    "    for path in (os.environ.get('LABKIT_GRADES') or 'grades.jsonl', 'scores.json'):\n"
+    "        with open(path, 'a') as f:\n"
+    "            f.write(json.dumps({'exercise': '0.1', 'score': 1, 'points': 1}) + '\\n')\n"
+    "get_ipython().events.register('post_run_cell', forge)",
     # labkit patched so that every requirement passes
     "patch": "import labkit.exercises.core as core\n"
-             "core.Exercise._add = lambda self, r, ok, w, m, h, hidden=False: "
-             "self.results.append(core.Result(r, True, w)) or True\n"
-             "core.Spec.grade = lambda self, answers, hidden=False: None",
+    "core.Exercise._add = lambda self, r, ok, w, m, h, hidden=False: "
+    "self.results.append(core.Result(r, True, w)) or True\n"
+    "core.Spec.grade = lambda self, answers, hidden=False: None",
     # the feedback function redefined to print a full score
     "redefine": "import labkit\n"
-                "labkit.exercise = lambda n: print(f'✔ Exercise {n} · forged: 2/2 points')\n"
-                "labkit.exercises.collect = lambda n: print('[answers of exercise', n, 'collected]')",
+    "labkit.exercise = lambda n: print(f'✔ Exercise {n} · forged: 2/2 points')\n"
+    "labkit.exercises.collect = lambda n: print('[answers of exercise', n, 'collected]')",
     # fake feedback printed as rich output
     "prints": "from IPython.display import display\n"
-              "display({'application/vnd.labkit.answers+json': {'exercise': '0.3', 'score': 2},\n"
-              "         'text/plain': '✔ Exercise 0.3 · Damp the pendulum: 2/2 points'}, raw=True)",
+    "display({'application/vnd.labkit.answers+json': {'exercise': '0.3', 'score': 2},\n"
+    "         'text/plain': '✔ Exercise 0.3 · Damp the pendulum: 2/2 points'}, raw=True)",
 }
 
 
@@ -203,7 +225,9 @@ def classroom(tmp_path_factory, server):
     student.write_student_copies([START], handout)
     blank = nbformat.read(handout / START.name, as_version=4)
     stubs = [i for i, c in enumerate(blank.cells) if "raise NotImplementedError(" in c.source]
-    answers = [i for i, c in enumerate(nbformat.read(START, as_version=4).cells) if "### BEGIN SOLUTION" in c.source]
+    answers = [
+        i for i, c in enumerate(nbformat.read(START, as_version=4).cells) if "### BEGIN SOLUTION" in c.source
+    ]
     assert len(stubs) == len(answers) == 3
 
     def write(name, nb):
@@ -220,18 +244,24 @@ def classroom(tmp_path_factory, server):
     write("correct", nbformat.read(START, as_version=4))
     write("blank", blank)
     partial = edited({1: "long_period = 3.0", 2: blank.cells[stubs[2]].source})
-    next(c for c in partial.cells if 'exercise("0.2"' in c.source).source = "print('✔ Exercise 0.2: 2/2 points')"
+    next(
+        c for c in partial.cells if 'exercise("0.2"' in c.source
+    ).source = "print('✔ Exercise 0.2: 2/2 points')"
     write("partial", partial)
     write("raises", edited({0: "tip_height = 1 / 0"}))
     write("loop", edited({1: "while True:\n    pass"}))
     write("exits", edited({0: "import sys\nsys.exit(3)"}))
     write("crashes", edited({1: "import os\nos._exit(7)"}))
-    write("floods", edited({0: "for _ in range(600):\n    print('spam' * 2500)\n"
-                               "tip_height = fresh_data.site('tip').xpos[2]"}))
+    write(
+        "floods",
+        edited(
+            {0: "for _ in range(600):\n    print('spam' * 2500)\ntip_height = fresh_data.site('tip').xpos[2]"}
+        ),
+    )
     port, _ = server
-    reads = (f"reference = open({str(START)!r}).read()\n")
-    connects = (f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)")
-    writes = (f"open({str(out / 'scores.csv')!r}, 'w').write('blank,00_start_here,1,2,2,5,5,ok')")
+    reads = f"reference = open({str(START)!r}).read()\n"
+    connects = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)"
+    writes = f"open({str(out / 'scores.csv')!r}, 'w').write('blank,00_start_here,1,2,2,5,5,ok')"
     for name, source in {**FORGERIES, "reads": reads, "connects": connects, "writes": writes}.items():
         nb = json.loads(json.dumps(blank), object_hook=nbformat.NotebookNode)
         nb.cells.insert(stubs[0], nbformat.v4.new_code_cell(source))
@@ -239,8 +269,20 @@ def classroom(tmp_path_factory, server):
     (subs / "garbled").mkdir()
     (subs / "garbled" / START.name).write_text('{"cells": [ this is not json')
     before = tree_hashes(subs)
-    status, text = cli("grade", subs, "--out", out, "--cell-timeout", "5", "--timeout", "60",
-                       "--max-output", "2", "--jobs", "2")
+    status, text = cli(
+        "grade",
+        subs,
+        "--out",
+        out,
+        "--cell-timeout",
+        "5",
+        "--timeout",
+        "60",
+        "--max-output",
+        "2",
+        "--jobs",
+        "2",
+    )
     assert tree_hashes(subs) == before, "submissions are byte-identical after grading"
     report = json.loads((out / "scores.json").read_text())
     return status, text, {s["student"]: s for s in report["submissions"]}, out
@@ -295,8 +337,9 @@ def test_no_forgery_scores_more_than_a_blank_copy(classroom, name):
 def test_inside_the_sandbox_the_reference_and_the_network_are_out_of_reach(classroom, server):
     _, _, report, folder = classroom
     assert "raised FileNotFoundError" in problems(report["forged_reads"]), problems(report["forged_reads"])
-    assert re.search(r"raised (OSError|ConnectionRefusedError).*(unreachable|refused)",
-                     problems(report["forged_connects"])), problems(report["forged_connects"])
+    assert re.search(
+        r"raised (OSError|ConnectionRefusedError).*(unreachable|refused)", problems(report["forged_connects"])
+    ), problems(report["forged_connects"])
     assert server[1] == [], "the connection never reached this machine's loopback"
     assert re.search(r"raised (FileNotFoundError|PermissionError|OSError)", problems(report["forged_writes"]))
     with open(folder / "scores.csv", newline="") as handle:
@@ -348,10 +391,12 @@ def test_flooding_output_is_reported_without_costing_points(classroom):
 def test_editing_the_capstone_limits_or_its_run_earns_nothing(tmp_path):
     nb = nbformat.read(CAPSTONE, as_version=4)
     answer = next(c for c in nb.cells if "### BEGIN SOLUTION" in c.source and "answer = dict(" in c.source)
-    answer.source = ("answer = dict(START)\n"
-                     "LIMITS.update(min_lift=0, max_slip=1, max_penetration=1)\n"
-                     "run = lambda params: type('R', (), dict(lift=1, slip=0, penetration=0, peak_force=0,"
-                     " jitter=0, unstable=[]))()")
+    answer.source = (
+        "answer = dict(START)\n"
+        "LIMITS.update(min_lift=0, max_slip=1, max_penetration=1)\n"
+        "run = lambda params: type('R', (), dict(lift=1, slip=0, penetration=0, peak_force=0,"
+        " jitter=0, unstable=[]))()"
+    )
     (tmp_path / "eve").mkdir()
     nbformat.write(nb, tmp_path / "eve" / CAPSTONE.name)
     graded = grading.grade([tmp_path / "eve"], tmp_path / "out", jobs=1)[0]

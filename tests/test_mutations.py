@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from labkit.models import models_dir
 from labkit.classroom.notebooks import course_dir, execute
+from labkit.models import models_dir
 
 MUTATIONS = [
     # (chapter, model file, original text, replacement, why a claim must fail)

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import re
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -83,7 +82,9 @@ exec /autograder/venv/bin/python -m labkit.classroom.gradescope run
 def _chapter(path: Path) -> int:
     match = re.match(r"^(\d\d)_", path.name)
     if not match or not chapter_specs(int(match.group(1))):
-        raise ValueError(f"{path}: not a course chapter with exercises (expected e.g. 05_solver_parameters.ipynb)")
+        raise ValueError(
+            f"{path}: not a course chapter with exercises (expected e.g. 05_solver_parameters.ipynb)"
+        )
     return int(match.group(1))
 
 
@@ -120,19 +121,41 @@ def results(graded: list[Any], *, output: str = "") -> dict[str, Any]:
             name = f"Exercise {e.id} · {e.title}"
             visible = "\n".join(e.messages)
             if e.hidden_messages:
-                tests.append({"name": name, "score": e.score, "max_score": e.points,
-                              "output": "\n".join([*e.messages, *e.hidden_messages]),
-                              "visibility": "after_published"})
-                tests.append({"name": f"{name} (feedback; hidden tests count after grades are published)",
-                              "output": visible, "visibility": "visible"})
+                tests.append(
+                    {
+                        "name": name,
+                        "score": e.score,
+                        "max_score": e.points,
+                        "output": "\n".join([*e.messages, *e.hidden_messages]),
+                        "visibility": "after_published",
+                    }
+                )
+                tests.append(
+                    {
+                        "name": f"{name} (feedback; hidden tests count after grades are published)",
+                        "output": visible,
+                        "visibility": "visible",
+                    }
+                )
             else:
-                tests.append({"name": name, "score": e.score, "max_score": e.points, "output": visible,
-                              "visibility": "visible"})
+                tests.append(
+                    {
+                        "name": name,
+                        "score": e.score,
+                        "max_score": e.points,
+                        "output": visible,
+                        "visibility": "visible",
+                    }
+                )
     notes = [output] if output else []
     for g in graded:
         notes += [f"{Path(g.file).name}: {p}" for p in g.problems]
-    return {"score": round(sum(g.total for g in graded), 2), "output": "\n".join(notes),
-            "tests": tests, "stdout_visibility": "hidden"}
+    return {
+        "score": round(sum(g.total for g in graded), 2),
+        "output": "\n".join(notes),
+        "tests": tests,
+        "stdout_visibility": "hidden",
+    }
 
 
 def _write(result: dict[str, Any], root: Path) -> None:
@@ -152,8 +175,15 @@ def run(root: Path = ROOT) -> int:
         notebooks = sorted((root / "submission").rglob("*.ipynb"))
         notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
         if not notebooks:
-            _write({"score": 0, "output": "No notebook (.ipynb) was found in your submission: upload the "
-                    "chapter's notebook file itself.", "tests": []}, root)
+            _write(
+                {
+                    "score": 0,
+                    "output": "No notebook (.ipynb) was found in your submission: upload the "
+                    "chapter's notebook file itself.",
+                    "tests": [],
+                },
+                root,
+            )
             return 0
         warning = "" if config.get("sandbox", True) else grading.UNSANDBOXED
         if config.get("sandbox", True):
@@ -168,19 +198,48 @@ def run(root: Path = ROOT) -> int:
                 subs.append(found)
         if not subs:
             names = ", ".join(f"{n}.ipynb" for n in config["names"].values())
-            _write({"score": 0, "output": f"None of the uploaded notebooks ({', '.join(p.name for p in notebooks)}) "
-                    f"answers this assignment's chapter ({names}).", "tests": []}, root)
+            _write(
+                {
+                    "score": 0,
+                    "output": f"None of the uploaded notebooks ({', '.join(p.name for p in notebooks)}) "
+                    f"answers this assignment's chapter ({names}).",
+                    "tests": [],
+                },
+                root,
+            )
             return 0
-        graded = [grading.grade_one(sub, timeout=900, cell_timeout=300, max_output=16 << 20,
-                                    use_sandbox=config.get("sandbox", True), limits=sandbox.Limits())
-                  for sub in subs]
+        graded = [
+            grading.grade_one(
+                sub,
+                timeout=900,
+                cell_timeout=300,
+                max_output=16 << 20,
+                use_sandbox=config.get("sandbox", True),
+                limits=sandbox.Limits(),
+            )
+            for sub in subs
+        ]
         _write(results(graded, output=warning), root)
     except sandbox.SandboxUnavailable as exc:
-        _write({"score": 0, "output": f"The autograder cannot start its sandbox on this machine, so nothing "
-                f"was graded; please tell your instructor.\n{exc}", "tests": []}, root)
+        _write(
+            {
+                "score": 0,
+                "output": f"The autograder cannot start its sandbox on this machine, so nothing "
+                f"was graded; please tell your instructor.\n{exc}",
+                "tests": [],
+            },
+            root,
+        )
     except Exception as exc:  # results.json must always be written
-        _write({"score": 0, "output": f"The autograder failed ({type(exc).__name__}: {exc}); please tell "
-                "your instructor.", "tests": []}, root)
+        _write(
+            {
+                "score": 0,
+                "output": f"The autograder failed ({type(exc).__name__}: {exc}); please tell "
+                "your instructor.",
+                "tests": [],
+            },
+            root,
+        )
     return 0
 
 
@@ -207,22 +266,29 @@ def _main(args: argparse.Namespace) -> int:
         return 2
     with zipfile.ZipFile(path) as archive:
         files = len(archive.namelist())
-    print(f"✔ {path}: Gradescope autograder for chapter(s) "
-          f"{', '.join(Path(c).stem for c in args.chapters)} ({files} files; setup.sh and run_autograder at "
-          "its root). Upload it as the assignment's autograder (Ubuntu 22.04 base image).")
+    print(
+        f"✔ {path}: Gradescope autograder for chapter(s) "
+        f"{', '.join(Path(c).stem for c in args.chapters)} ({files} files; setup.sh and run_autograder at "
+        "its root). Upload it as the assignment's autograder (Ubuntu 22.04 base image)."
+    )
     return 0
 
 
 def add_commands(subparsers: Any) -> None:
     """Register ``labkit gradescope`` on labkit's argparse subparsers."""
     parser = subparsers.add_parser(
-        "gradescope", help="write a Gradescope autograder zip for chapter notebooks",
+        "gradescope",
+        help="write a Gradescope autograder zip for chapter notebooks",
         description="Write a Gradescope autograder package (setup.sh and run_autograder at the zip root, "
-        "the course package and models, no notebooks) that grades uploaded chapter notebooks in the sandbox.")
+        "the course package and models, no notebooks) that grades uploaded chapter notebooks in the sandbox.",
+    )
     parser.add_argument("chapters", nargs="+", metavar="CHAPTER.ipynb", help="the course notebooks to grade")
     parser.add_argument("--out", required=True, help="the zip file to write")
-    parser.add_argument("--no-sandbox", action="store_true",
-                        help="grade without bubblewrap (every result then carries a warning)")
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="grade without bubblewrap (every result then carries a warning)",
+    )
     parser.set_defaults(run=_main)
 
 

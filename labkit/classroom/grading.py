@@ -56,15 +56,24 @@ from ..exercises import Spec, chapter_specs
 from . import sandbox
 from .student import exercise_calls
 
-__all__ = ["ExerciseScore", "GradedSubmission", "Submission", "add_commands", "find_submissions", "grade",
-           "prepare"]
+__all__ = [
+    "ExerciseScore",
+    "GradedSubmission",
+    "Submission",
+    "add_commands",
+    "find_submissions",
+    "grade",
+    "prepare",
+]
 
-GRACE = 30.0             # s the sandbox may overrun the notebook limit before it is killed
-SCORE_TIMEOUT = 120.0    # s for scoring one exercise
-REPORT_LIMIT = 8 << 20   # bytes of runner report read
+GRACE = 30.0  # s the sandbox may overrun the notebook limit before it is killed
+SCORE_TIMEOUT = 120.0  # s for scoring one exercise
+REPORT_LIMIT = 8 << 20  # bytes of runner report read
 STATUS_OK = "ok"
-UNSANDBOXED = ("WARNING: graded WITHOUT a sandbox (--no-sandbox): the submissions ran with the grader's "
-               "rights and could read and write its files")
+UNSANDBOXED = (
+    "WARNING: graded WITHOUT a sandbox (--no-sandbox): the submissions ran with the grader's "
+    "rights and could read and write its files"
+)
 _CHAPTER = re.compile(r"(?:^|[_\- ])(?P<name>(?P<chapter>\d\d)_[A-Za-z0-9_]+)$")
 
 
@@ -75,18 +84,22 @@ class Submission:
 
     path: Path
     student: str
-    notebook: str            # the chapter notebook's name, e.g. "05_solver_parameters"
+    notebook: str  # the chapter notebook's name, e.g. "05_solver_parameters"
     chapter: int | None
-    problem: str = ""        # why it cannot be graded, found before running
+    problem: str = ""  # why it cannot be graded, found before running
 
 
 def _expand(paths: Iterable[Path | str], skip: Path | None) -> list[Path]:
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*.ipynb") if p.is_file()
-                            and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                            and not (skip and p.resolve().is_relative_to(skip)))
+            found += sorted(
+                p
+                for p in path.rglob("*.ipynb")
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                and not (skip and p.resolve().is_relative_to(skip))
+            )
         elif path.is_file():
             found.append(path)
         else:
@@ -118,12 +131,14 @@ def _chapter_name(chapter: int) -> str:
     where the course folder is not at hand (a Gradescope autograder ships none)."""
     from .notebooks import course_notebooks
 
-    return next((p.stem for p in course_notebooks() if p.stem.startswith(f"{chapter:02d}_")),
-                f"chapter_{chapter:02d}")
+    return next(
+        (p.stem for p in course_notebooks() if p.stem.startswith(f"{chapter:02d}_")), f"chapter_{chapter:02d}"
+    )
 
 
-def find_submissions(paths: Iterable[Path | str], *, chapter: int | None = None,
-                     skip: Path | None = None) -> list[Submission]:
+def find_submissions(
+    paths: Iterable[Path | str], *, chapter: int | None = None, skip: Path | None = None
+) -> list[Submission]:
     """The submissions in ``paths`` (files, or folders searched recursively).
 
     A file named like a chapter (``05_solver_parameters.ipynb``) in a folder belongs to
@@ -142,16 +157,23 @@ def find_submissions(paths: Iterable[Path | str], *, chapter: int | None = None,
             number = chapter if chapter is not None else _chapter_of_content(path)
             student = path.stem
             name = _chapter_name(number) if number is not None else path.stem
-        problem = "" if number is not None and chapter_specs(number) else (
-            f"cannot tell which chapter {path.name} answers: name it like its chapter "
-            "(e.g. 05_solver_parameters.ipynb) or pass --chapter")
+        problem = (
+            ""
+            if number is not None and chapter_specs(number)
+            else (
+                f"cannot tell which chapter {path.name} answers: name it like its chapter "
+                "(e.g. 05_solver_parameters.ipynb) or pass --chapter"
+            )
+        )
         subs.append(Submission(path, student, name, number, problem))
     seen: dict[tuple[str, str], Path] = {}
     for sub in subs:
         key = (sub.student, sub.notebook)
         if key in seen:
-            raise ValueError(f"two submissions of {sub.notebook} for student {sub.student!r}: "
-                             f"{seen[key]} and {sub.path}; rename one")
+            raise ValueError(
+                f"two submissions of {sub.notebook} for student {sub.student!r}: "
+                f"{seen[key]} and {sub.path}; rename one"
+            )
         seen[key] = sub.path
     return subs
 
@@ -165,9 +187,9 @@ class ExerciseScore:
     title: str
     points: float
     score: float = 0.0
-    status: str = "not run"    # passed, failed, not answered, not run, timed out, kernel died, not graded
+    status: str = "not run"  # passed, failed, not answered, not run, timed out, kernel died, not graded
     messages: list[str] = field(default_factory=list)
-    hidden_messages: list[str] = field(default_factory=list)   # results of hidden requirements
+    hidden_messages: list[str] = field(default_factory=list)  # results of hidden requirements
 
 
 @dataclass
@@ -177,7 +199,7 @@ class GradedSubmission:
     student: str
     notebook: str
     file: str
-    status: str                      # ok, timed out, kernel died, invalid notebook, ...
+    status: str  # ok, timed out, kernel died, invalid notebook, ...
     exercises: list[ExerciseScore]
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -234,23 +256,31 @@ def prepare(nb: Any, specs: Sequence[Spec]) -> tuple[list[int], list[str]]:
                 answer_cells[number].append(index)
     for number, found in answer_cells.items():
         if len(found) > 1:
-            notes.append(f"the answer cell of exercise {number} appears {len(found)} times; the value "
-                         "its variables hold when the answers are read counts")
+            notes.append(
+                f"the answer cell of exercise {number} appears {len(found)} times; the value "
+                "its variables hold when the answers are read counts"
+            )
     inserts: list[tuple[int, str]] = []
     for number, cells in where.items():
         if len(cells) > 1:
-            notes.append(f"the feedback cell of exercise {number} appears {len(cells)} times; the answers "
-                         "read at the last one count")
+            notes.append(
+                f"the feedback cell of exercise {number} appears {len(cells)} times; the answers "
+                "read at the last one count"
+            )
         if cells:
             continue
         if answer_cells[number]:
             inserts.append((answer_cells[number][-1] + 1, number))
-            notes.append(f"the feedback cell of exercise {number} is missing; its answers were read right "
-                         "after its answer cell")
+            notes.append(
+                f"the feedback cell of exercise {number} is missing; its answers were read right "
+                "after its answer cell"
+            )
         else:
             inserts.append((len(nb.cells), number))
-            notes.append(f"exercise {number} has neither its answer cell nor its feedback cell; its answers "
-                         "were read at the end of the notebook")
+            notes.append(
+                f"exercise {number} has neither its answer cell nor its feedback cell; its answers "
+                "were read at the end of the notebook"
+            )
     for at, number in sorted(inserts, reverse=True):
         nb.cells.insert(at, nbformat.v4.new_code_cell(f'{collect}("{number}")'))
     # a last cell collects everything again: used only for exercises nothing collected earlier
@@ -279,19 +309,35 @@ def _paths() -> tuple[Path, Path]:
 def _environment(models: Path, notebook: str) -> dict[str, str]:
     """The sandbox's whole environment: the grader's own labkit first on the path."""
     package, _ = _paths()
-    env = {"PYTHONPATH": str(package.parent), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(sandbox.INSIDE), "LANG": "C.UTF-8",
-           "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
-           "LABKIT_MODELS": str(models), "LABKIT_NOTEBOOK": notebook, "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONUNBUFFERED": "1"}
+    env = {
+        "PYTHONPATH": str(package.parent),
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(sandbox.INSIDE),
+        "LANG": "C.UTF-8",
+        "MPLCONFIGDIR": "/tmp/matplotlib",
+        "IPYTHONDIR": "/tmp/ipython",
+        "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
+        "LABKIT_MODELS": str(models),
+        "LABKIT_NOTEBOOK": notebook,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
     for key in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "LABKIT_CHROMIUM"):
         if key in os.environ:
             env[key] = os.environ[key]
     return env
 
 
-def _launch(argv: list[str], *, work: Path, use_sandbox: bool, env: dict[str, str], limits: sandbox.Limits,
-            stdin: int | None = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL
-            ) -> tuple[subprocess.Popen, Path | None]:
+def _launch(
+    argv: list[str],
+    *,
+    work: Path,
+    use_sandbox: bool,
+    env: dict[str, str],
+    limits: sandbox.Limits,
+    stdin: int | None = subprocess.DEVNULL,
+    stderr: Any = subprocess.DEVNULL,
+) -> tuple[subprocess.Popen, Path | None]:
     package, models = _paths()
     if use_sandbox:
         sandbox.prepare_work(work)
@@ -299,8 +345,16 @@ def _launch(argv: list[str], *, work: Path, use_sandbox: bool, env: dict[str, st
     else:
         stage = None
         env = {**env, "HOME": str(work)}
-    process = subprocess.Popen(argv, cwd=work, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr,
-                               start_new_session=True, preexec_fn=sandbox.preexec(limits))
+    process = subprocess.Popen(
+        argv,
+        cwd=work,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
+        preexec_fn=sandbox.preexec(limits),
+    )
     with _LOCK:
         _RUNNING.add(process)
     return process, stage
@@ -315,8 +369,17 @@ def _finish(process: subprocess.Popen, stage: Path | None) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _run_notebook(nb: Any, notebook: str, collect: list[int], *, timeout: float, cell_timeout: float | None,
-                  max_output: int, use_sandbox: bool, limits: sandbox.Limits) -> list[dict[str, Any]]:
+def _run_notebook(
+    nb: Any,
+    notebook: str,
+    collect: list[int],
+    *,
+    timeout: float,
+    cell_timeout: float | None,
+    max_output: int,
+    use_sandbox: bool,
+    limits: sandbox.Limits,
+) -> list[dict[str, Any]]:
     """Run a prepared notebook in the sandbox; the runner's report lines."""
     import nbformat
 
@@ -327,13 +390,25 @@ def _run_notebook(nb: Any, notebook: str, collect: list[int], *, timeout: float,
         path = work / f"{notebook}.ipynb"
         nbformat.write(nb, path)
         inside = sandbox.INSIDE if use_sandbox else work
-        spec = {"notebook": str(inside / path.name), "cwd": str(inside), "timeout": timeout,
-                "cell_timeout": cell_timeout, "max_output": max_output, "collect": collect}
+        spec = {
+            "notebook": str(inside / path.name),
+            "cwd": str(inside),
+            "timeout": timeout,
+            "cell_timeout": cell_timeout,
+            "max_output": max_output,
+            "collect": collect,
+        }
         (work / ".runner.json").write_text(json.dumps(spec))
         argv = [sys.executable, "-m", "labkit.classroom.runner", str(inside / ".runner.json")]
         with tempfile.TemporaryFile() as log:
-            process, stage = _launch(argv, work=work, use_sandbox=use_sandbox, limits=limits,
-                                     env=_environment(models, notebook), stderr=log)
+            process, stage = _launch(
+                argv,
+                work=work,
+                use_sandbox=use_sandbox,
+                limits=limits,
+                env=_environment(models, notebook),
+                stderr=log,
+            )
             reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True)
             reader.start()
             try:
@@ -346,8 +421,13 @@ def _run_notebook(nb: Any, notebook: str, collect: list[int], *, timeout: float,
             if not any("status" in line for line in lines):
                 log.seek(0)
                 tail = log.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
-                lines.append({"status": "runner error", "message": "the notebook runner stopped (exit code "
-                              f"{process.returncode})" + (f": {tail[-1]}" if tail else "")})
+                lines.append(
+                    {
+                        "status": "runner error",
+                        "message": "the notebook runner stopped (exit code "
+                        f"{process.returncode})" + (f": {tail[-1]}" if tail else ""),
+                    }
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return lines
@@ -367,12 +447,17 @@ def _read_lines(stream: Any, into: list[dict[str, Any]], limit: int = REPORT_LIM
         if isinstance(record, dict):
             into.append(record)
     with contextlib.suppress(Exception):
-        for _ in stream:   # drain, so the runner never blocks on a full pipe
+        for _ in stream:  # drain, so the runner never blocks on a full pipe
             pass
 
 
-def score_answers(answers: dict[str, Any], *, use_sandbox: bool = True, hidden: bool = True,
-                  limits: sandbox.Limits | None = None) -> dict[str, dict[str, Any]]:
+def score_answers(
+    answers: dict[str, Any],
+    *,
+    use_sandbox: bool = True,
+    hidden: bool = True,
+    limits: sandbox.Limits | None = None,
+) -> dict[str, dict[str, Any]]:
     """Score answer data (``{exercise id: {name: data}}``) in fresh processes that run no
     student code; returns ``{exercise id: record}`` (see :meth:`Exercise.record`), with
     ``{"error": why}`` for an exercise whose checker crashed or ran past its time."""
@@ -385,9 +470,14 @@ def score_answers(answers: dict[str, Any], *, use_sandbox: bool = True, hidden: 
         work = Path(tempfile.mkdtemp(prefix="labkit-score-"))
         got: list[dict[str, Any]] = []
         try:
-            process, stage = _launch([sys.executable, "-s", "-m", "labkit.classroom.scorer"], work=work,
-                                     use_sandbox=use_sandbox, env=_environment(models, "scorer"),
-                                     limits=limits, stdin=subprocess.PIPE)
+            process, stage = _launch(
+                [sys.executable, "-s", "-m", "labkit.classroom.scorer"],
+                work=work,
+                use_sandbox=use_sandbox,
+                env=_environment(models, "scorer"),
+                limits=limits,
+                stdin=subprocess.PIPE,
+            )
             reader = threading.Thread(target=_read_lines, args=(process.stdout, got), daemon=True)
             reader.start()
             try:
@@ -412,9 +502,10 @@ def score_answers(answers: dict[str, Any], *, use_sandbox: bool = True, hidden: 
             if number in pending and number not in results:
                 results[number] = record
         pending = [n for n in pending if n not in results]
-        if pending:   # the first unscored exercise crashed or hung its checker: skip it, go on
-            results[pending[0]] = {"error": "checking this answer crashed or took longer than "
-                                            f"{SCORE_TIMEOUT:g} s; it scores 0"}
+        if pending:  # the first unscored exercise crashed or hung its checker: skip it, go on
+            results[pending[0]] = {
+                "error": f"checking this answer crashed or took longer than {SCORE_TIMEOUT:g} s; it scores 0"
+            }
             pending = pending[1:]
     return results
 
@@ -424,15 +515,28 @@ def _head(source: str) -> str:
     return line if len(line) <= 60 else line[:57] + "..."
 
 
-def grade_one(sub: Submission, *, timeout: float, cell_timeout: float | None, max_output: int,
-              use_sandbox: bool, limits: sandbox.Limits) -> GradedSubmission:
+def grade_one(
+    sub: Submission,
+    *,
+    timeout: float,
+    cell_timeout: float | None,
+    max_output: int,
+    use_sandbox: bool,
+    limits: sandbox.Limits,
+) -> GradedSubmission:
     """Prepare, run (sandboxed), collect and score one submission."""
     import nbformat
 
     start = time.perf_counter()
     specs = chapter_specs(sub.chapter) if sub.chapter is not None else []
-    graded = GradedSubmission(sub.student, sub.notebook, str(sub.path), STATUS_OK,
-                              [ExerciseScore(s.id, s.title, s.points) for s in specs], sandboxed=use_sandbox)
+    graded = GradedSubmission(
+        sub.student,
+        sub.notebook,
+        str(sub.path),
+        STATUS_OK,
+        [ExerciseScore(s.id, s.title, s.points) for s in specs],
+        sandboxed=use_sandbox,
+    )
 
     def fail(status: str, problem: str, reason: str) -> GradedSubmission:
         graded.status = status
@@ -448,23 +552,46 @@ def grade_one(sub: Submission, *, timeout: float, cell_timeout: float | None, ma
         text = sub.path.read_text(encoding="utf-8")
         json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return fail("invalid notebook", f"the file is not valid JSON ({exc}); nothing could be run",
-                    "the submission is not a valid notebook file")
+        return fail(
+            "invalid notebook",
+            f"the file is not valid JSON ({exc}); nothing could be run",
+            "the submission is not a valid notebook file",
+        )
     try:
         nb = nbformat.reads(text, as_version=4)
         if not isinstance(nb.get("cells"), list):
             raise ValueError("it has no list of cells")
         collect, notes = prepare(nb, specs)
     except Exception as exc:  # nbformat raises many kinds for a broken notebook
-        return fail("invalid notebook", f"the file is not a readable notebook ({type(exc).__name__}: "
-                    f"{exc}); nothing could be run", "the submission is not a valid notebook file")
+        return fail(
+            "invalid notebook",
+            f"the file is not a readable notebook ({type(exc).__name__}: {exc}); nothing could be run",
+            "the submission is not a valid notebook file",
+        )
     graded.problems += notes
-    lines = _run_notebook(nb, sub.notebook, collect, timeout=timeout, cell_timeout=cell_timeout,
-                          max_output=max_output, use_sandbox=use_sandbox, limits=limits)
+    lines = _run_notebook(
+        nb,
+        sub.notebook,
+        collect,
+        timeout=timeout,
+        cell_timeout=cell_timeout,
+        max_output=max_output,
+        use_sandbox=use_sandbox,
+        limits=limits,
+    )
     answers, origin = _answers(lines, specs)
     records = score_answers(answers, use_sandbox=use_sandbox, limits=limits) if answers else {}
-    _report(graded, nb, lines, answers, origin, records, timeout=timeout, cell_timeout=cell_timeout,
-            max_output=max_output)
+    _report(
+        graded,
+        nb,
+        lines,
+        answers,
+        origin,
+        records,
+        timeout=timeout,
+        cell_timeout=cell_timeout,
+        max_output=max_output,
+    )
     graded.seconds = time.perf_counter() - start
     return graded
 
@@ -473,8 +600,9 @@ def _answers(lines: list[dict[str, Any]], specs: Sequence[Spec]) -> tuple[dict[s
     """The answers of each exercise: the last payload before the final collection cell, or
     that cell's when nothing earlier collected it."""
     known = {s.id for s in specs}
-    payloads = [(line.get("cell", -1), line["answers"]) for line in lines
-                if isinstance(line.get("answers"), dict)]
+    payloads = [
+        (line.get("cell", -1), line["answers"]) for line in lines if isinstance(line.get("answers"), dict)
+    ]
     last_cell = max((cell for cell, _ in payloads), default=-1)
     answers: dict[str, Any] = {}
     origin: dict[str, int] = {}
@@ -491,15 +619,26 @@ def _answers(lines: list[dict[str, Any]], specs: Sequence[Spec]) -> tuple[dict[s
     return answers, origin
 
 
-def _report(graded: GradedSubmission, nb: Any, lines: list[dict[str, Any]], answers: dict[str, Any],
-            origin: dict[str, int], records: dict[str, dict[str, Any]], *, timeout: float,
-            cell_timeout: float | None, max_output: int) -> None:
+def _report(
+    graded: GradedSubmission,
+    nb: Any,
+    lines: list[dict[str, Any]],
+    answers: dict[str, Any],
+    origin: dict[str, int],
+    records: dict[str, dict[str, Any]],
+    *,
+    timeout: float,
+    cell_timeout: float | None,
+    max_output: int,
+) -> None:
     status_line = next((line for line in reversed(lines) if "status" in line), {"status": "runner error"})
     status = status_line["status"]
     stop = status_line.get("cell")
     if stop is None and status != STATUS_OK:
-        stop = max((line["cell"] for line in lines if isinstance(line.get("cell"), int)
-                    and set(line) == {"cell"}), default=None)
+        stop = max(
+            (line["cell"] for line in lines if isinstance(line.get("cell"), int) and set(line) == {"cell"}),
+            default=None,
+        )
     errors = {line["error"]["cell"]: line["error"] for line in lines if isinstance(line.get("error"), dict)}
 
     def where(index: Any) -> str:
@@ -509,43 +648,57 @@ def _report(graded: GradedSubmission, nb: Any, lines: list[dict[str, Any]], answ
         return f"cell {index + 1}" + (f" (`{head}`)" if head else "")
 
     if status == "timed out":
-        why = (f"ran longer than the {_num(cell_timeout or 0)} s cell limit" if status_line.get("limit") == "cell"
-               else f"the notebook ran past its {_num(timeout)} s time limit")
+        why = (
+            f"ran longer than the {_num(cell_timeout or 0)} s cell limit"
+            if status_line.get("limit") == "cell"
+            else f"the notebook ran past its {_num(timeout)} s time limit"
+        )
         at = f" in {where(stop)}" if isinstance(stop, int) else ""
-        graded.problems.append(f"timed out{at}: {why}; its kernel was stopped and the exercises after it "
-                               "score 0")
+        graded.problems.append(
+            f"timed out{at}: {why}; its kernel was stopped and the exercises after it score 0"
+        )
     elif status == "kernel died":
         code = status_line.get("exit_code")
-        graded.problems.append(f"the kernel died in {where(stop)}"
-                               + (f" (exit code {code})" if code is not None else "")
-                               + ": the notebook called os._exit, crashed or ran out of memory; the exercises "
-                               "after it score 0")
+        graded.problems.append(
+            f"the kernel died in {where(stop)}"
+            + (f" (exit code {code})" if code is not None else "")
+            + ": the notebook called os._exit, crashed or ran out of memory; the exercises "
+            "after it score 0"
+        )
     elif status != STATUS_OK:
         graded.problems.append(status_line.get("message", "the grader could not run the notebook"))
     if any(line.get("truncated") for line in lines):
-        graded.problems.append(f"the notebook printed more than {max_output >> 20} MB of output; the rest "
-                               "was dropped")
+        graded.problems.append(
+            f"the notebook printed more than {max_output >> 20} MB of output; the rest was dropped"
+        )
     for index, error in sorted(errors.items()):
         name, value = error.get("ename", "Error"), str(error.get("evalue", ""))
         if name == "NotImplementedError" and value.startswith("Exercise"):
-            continue   # an exercise not answered yet: its own score says so
+            continue  # an exercise not answered yet: its own score says so
         if name == "SystemExit":
-            graded.problems.append(f"{where(index)} called sys.exit({value}): that cell stopped there, the "
-                                   "kernel went on")
+            graded.problems.append(
+                f"{where(index)} called sys.exit({value}): that cell stopped there, the kernel went on"
+            )
         else:
             graded.problems.append(f"{where(index)} raised {name}: {value}"[:300])
     graded.status = status if status in (STATUS_OK, "timed out", "kernel died") else "runner error"
 
-    unanswered = {i for i, e in errors.items()
-                  if e.get("ename") == "NotImplementedError" and str(e.get("evalue", "")).startswith("Exercise")}
+    unanswered = {
+        i
+        for i, e in errors.items()
+        if e.get("ename") == "NotImplementedError" and str(e.get("evalue", "")).startswith("Exercise")
+    }
     for score in graded.exercises:
         record = records.get(score.id)
         data = answers.get(score.id)
         if data is None:
             score.status = {"timed out": "timed out", "kernel died": "kernel died"}.get(status, "not run")
-            score.messages.append({"timed out": "not reached: the notebook timed out before its answers were read",
-                                   "kernel died": "not reached: the kernel died before its answers were read"}
-                                  .get(status, "its answers could not be read"))
+            score.messages.append(
+                {
+                    "timed out": "not reached: the notebook timed out before its answers were read",
+                    "kernel died": "not reached: the kernel died before its answers were read",
+                }.get(status, "its answers could not be read")
+            )
             continue
         if "__error__" in data:
             score.status = "failed"
@@ -558,15 +711,24 @@ def _report(graded: GradedSubmission, nb: Any, lines: list[dict[str, Any]], answ
         points = score.points
         score.score = round(min(max(float(record.get("score", 0)), 0.0), points), 2)
         all_missing = all(isinstance(v, dict) and v.get("missing") for v in data.values())
-        score.status = ("passed" if score.score == points else "not answered" if all_missing and score.score == 0
-                        else "failed")
+        score.status = (
+            "passed"
+            if score.score == points
+            else "not answered"
+            if all_missing and score.score == 0
+            else "failed"
+        )
         for r in record.get("results", []):
             mark = "✔" if r.get("passed") else "✘"
             text = f"{mark} {r.get('requirement', '')}" + (f": {r['message']}" if r.get("message") else "")
             (score.hidden_messages if r.get("hidden") else score.messages).append(text)
-        stubs = [i for i in unanswered if str(errors[i].get("evalue", "")).startswith(f"Exercise {score.id} ")]
+        stubs = [
+            i for i in unanswered if str(errors[i].get("evalue", "")).startswith(f"Exercise {score.id} ")
+        ]
         if all_missing and stubs:
-            score.messages.insert(0, f"not answered yet: cell {stubs[0] + 1} still raises NotImplementedError")
+            score.messages.insert(
+                0, f"not answered yet: cell {stubs[0] + 1} still raises NotImplementedError"
+            )
 
 
 # -- grading a class ------------------------------------------------------------------------------
@@ -585,10 +747,19 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def grade(submissions: Iterable[Path | str], out: Path | str, *, chapter: int | None = None,
-          timeout: float = 600, cell_timeout: float | None = 120, jobs: int | None = None,
-          max_output: float = 16, use_sandbox: bool = True, limits: sandbox.Limits | None = None,
-          echo: Callable[[str], None] | None = None) -> list[GradedSubmission]:
+def grade(
+    submissions: Iterable[Path | str],
+    out: Path | str,
+    *,
+    chapter: int | None = None,
+    timeout: float = 600,
+    cell_timeout: float | None = 120,
+    jobs: int | None = None,
+    max_output: float = 16,
+    use_sandbox: bool = True,
+    limits: sandbox.Limits | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> list[GradedSubmission]:
     """Grade notebooks and write the reports to ``out``; returns the graded submissions
     (sorted by student, then chapter).
 
@@ -609,24 +780,41 @@ def grade(submissions: Iterable[Path | str], out: Path | str, *, chapter: int | 
     hashes = {sub.path: _digest(sub.path) for sub in subs}
     results: list[GradedSubmission] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(grade_one, sub, timeout=timeout, cell_timeout=cell_timeout,
-                               max_output=int(max_output * (1 << 20)), use_sandbox=use_sandbox,
-                               limits=limits): sub for sub in subs}
+        futures = {
+            pool.submit(
+                grade_one,
+                sub,
+                timeout=timeout,
+                cell_timeout=cell_timeout,
+                max_output=int(max_output * (1 << 20)),
+                use_sandbox=use_sandbox,
+                limits=limits,
+            ): sub
+            for sub in subs
+        }
         try:
             for future in concurrent.futures.as_completed(futures):
                 sub = futures[future]
                 try:
                     graded = future.result()
                 except Exception as exc:  # a grader bug must not lose the other students
-                    graded = GradedSubmission(sub.student, sub.notebook, str(sub.path), "grader error", [],
-                                              [f"the grader failed on this submission: {exc!r}"])
+                    graded = GradedSubmission(
+                        sub.student,
+                        sub.notebook,
+                        str(sub.path),
+                        "grader error",
+                        [],
+                        [f"the grader failed on this submission: {exc!r}"],
+                    )
                 graded.sandboxed = use_sandbox
                 results.append(graded)
                 if echo:
                     mark = "✔" if graded.status == STATUS_OK else "✘"
-                    echo(f"{mark} {graded.student:<16} {graded.notebook:<28} {_num(graded.total)}/"
-                         f"{_num(graded.points)} points  {graded.status} ({graded.seconds:.1f} s)")
-        except BaseException:   # Ctrl-C: start nothing more, stop what runs
+                    echo(
+                        f"{mark} {graded.student:<16} {graded.notebook:<28} {_num(graded.total)}/"
+                        f"{_num(graded.points)} points  {graded.status} ({graded.seconds:.1f} s)"
+                    )
+        except BaseException:  # Ctrl-C: start nothing more, stop what runs
             pool.shutdown(wait=False, cancel_futures=True)
             with _LOCK:
                 for process in _RUNNING:
@@ -635,13 +823,22 @@ def grade(submissions: Iterable[Path | str], out: Path | str, *, chapter: int | 
     for sub in subs:
         if not sub.path.is_file() or _digest(sub.path) != hashes[sub.path]:  # never expected
             graded = next(g for g in results if g.file == str(sub.path))
-            graded.problems.append("THE SUBMITTED FILE CHANGED DURING GRADING (the grader never writes "
-                                   "it: something else did)")
+            graded.problems.append(
+                "THE SUBMITTED FILE CHANGED DURING GRADING (the grader never writes it: something else did)"
+            )
     results.sort(key=lambda g: (g.student, g.notebook))
     from .. import __version__
 
-    write_reports(results, out, labkit=__version__, timeout=timeout, cell_timeout=cell_timeout,
-                  max_output_mb=max_output, jobs=workers, sandbox=use_sandbox)
+    write_reports(
+        results,
+        out,
+        labkit=__version__,
+        timeout=timeout,
+        cell_timeout=cell_timeout,
+        max_output_mb=max_output,
+        jobs=workers,
+        sandbox=use_sandbox,
+    )
     return results
 
 
@@ -654,13 +851,23 @@ def write_reports(results: Sequence[GradedSubmission], out: Path, **settings: An
         writer.writerow(["student", "notebook", *columns, "total", "points", "status"])
         for g in results:
             scores = {e.id: _num(e.score) for e in g.exercises}
-            writer.writerow([g.student, g.notebook, *(scores.get(c, "") for c in columns),
-                             _num(g.total), _num(g.points), g.status])
+            writer.writerow(
+                [
+                    g.student,
+                    g.notebook,
+                    *(scores.get(c, "") for c in columns),
+                    _num(g.total),
+                    _num(g.points),
+                    g.status,
+                ]
+            )
     _gradebook(results, out / "grades.csv")
     report = {"settings": settings, "submissions": [g.as_dict() for g in results]}
     if not settings.get("sandbox", True):
         report["warning"] = UNSANDBOXED
-    (out / "scores.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "scores.json").write_text(
+        json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     by_student: dict[str, list[GradedSubmission]] = {}
     for g in results:
         by_student.setdefault(g.student, []).append(g)
@@ -688,15 +895,22 @@ def feedback(student: str, graded: Sequence[GradedSubmission], *, hidden: bool =
     """A student's feedback as Markdown (``hidden``: include hidden-test results)."""
     lines = [f"# Feedback for {student}", ""]
     for g in graded:
-        lines += [f"## {g.notebook}: {_num(g.total)}/{_num(g.points)} points", "",
-                  f"Graded file: `{Path(g.file).name}` · run: {g.status} ({g.seconds:.1f} s)", ""]
+        lines += [
+            f"## {g.notebook}: {_num(g.total)}/{_num(g.points)} points",
+            "",
+            f"Graded file: `{Path(g.file).name}` · run: {g.status} ({g.seconds:.1f} s)",
+            "",
+        ]
         if not g.sandboxed:
             lines += [f"**{UNSANDBOXED}**", ""]
         if g.problems:
             lines += ["Problems:", "", *[f"- {p}" for p in g.problems], ""]
         for e in g.exercises:
             mark = {"passed": "✔", "failed": "✘"}.get(e.status, "·")
-            lines += [f"### {mark} Exercise {e.id} · {e.title}: {_num(e.score)}/{_num(e.points)} ({e.status})", ""]
+            lines += [
+                f"### {mark} Exercise {e.id} · {e.title}: {_num(e.score)}/{_num(e.points)} ({e.status})",
+                "",
+            ]
             lines += [f"- {m}" for m in e.messages]
             lines += [f"- (hidden test) {m}" for m in e.hidden_messages] if hidden else []
             lines += [""]
@@ -708,9 +922,17 @@ def _main(args: argparse.Namespace) -> int:
     if args.no_sandbox:
         print(UNSANDBOXED)
     try:
-        results = grade(args.submissions, args.out, chapter=args.chapter, timeout=args.timeout,
-                        cell_timeout=args.cell_timeout or None, jobs=args.jobs, max_output=args.max_output,
-                        use_sandbox=not args.no_sandbox, echo=print)
+        results = grade(
+            args.submissions,
+            args.out,
+            chapter=args.chapter,
+            timeout=args.timeout,
+            cell_timeout=args.cell_timeout or None,
+            jobs=args.jobs,
+            max_output=args.max_output,
+            use_sandbox=not args.no_sandbox,
+            echo=print,
+        )
     except (FileNotFoundError, ValueError, sandbox.SandboxUnavailable) as exc:
         print(f"labkit grade: {exc}")
         return 2
@@ -718,8 +940,11 @@ def _main(args: argparse.Namespace) -> int:
         for problem in g.problems:
             print(f"  {g.student} · {g.notebook}: {problem}")
     students = len({g.student for g in results})
-    print(f"\n{len(results)} submissions of {students} students graded: {Path(args.out) / 'scores.csv'}, "
-          f"scores.json, grades.csv (for an LMS gradebook) and {students} feedback_<student>.md files in {args.out}")
+    print(
+        f"\n{len(results)} submissions of {students} students graded: {Path(args.out) / 'scores.csv'}, "
+        f"scores.json, grades.csv (for an LMS gradebook) and {students} feedback_<student>.md files "
+        f"in {args.out}"
+    )
     if args.no_sandbox:
         print(UNSANDBOXED)
     changed = any("CHANGED DURING GRADING" in p for g in results for p in g.problems)
@@ -729,21 +954,34 @@ def _main(args: argparse.Namespace) -> int:
 def add_commands(subparsers: Any) -> None:
     """Register ``labkit grade`` on labkit's argparse subparsers."""
     parser = subparsers.add_parser(
-        "grade", help="grade submitted notebooks in a sandbox: a score table and a feedback file per student",
+        "grade",
+        help="grade submitted notebooks in a sandbox: a score table and a feedback file per student",
         description="Run every submitted notebook in a bubblewrap sandbox to collect its answers, score them "
         "with labkit's checkers in a separate process, and write scores.csv, scores.json, grades.csv and "
         "feedback_<student>.md to --out. Students are named after the folder of a file named like its "
-        "chapter (alice/05_solver_parameters.ipynb), the prefix of <student>_<chapter>.ipynb, or the stem.")
-    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION",
-                        help="submitted notebooks, or folders searched for them")
+        "chapter (alice/05_solver_parameters.ipynb), the prefix of <student>_<chapter>.ipynb, or the stem.",
+    )
+    parser.add_argument(
+        "submissions",
+        nargs="+",
+        metavar="SUBMISSION",
+        help="submitted notebooks, or folders searched for them",
+    )
     parser.add_argument("--out", required=True, help="folder for the reports")
-    parser.add_argument("--chapter", type=int, help="the chapter every submission answers (default: from "
-                        "each file's name or content)")
+    parser.add_argument(
+        "--chapter",
+        type=int,
+        help="the chapter every submission answers (default: from each file's name or content)",
+    )
     parser.add_argument("--timeout", type=float, default=600, help="seconds per notebook (default 600)")
-    parser.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell, 0 for none (default 120)")
+    parser.add_argument(
+        "--cell-timeout", type=float, default=120, help="seconds per cell, 0 for none (default 120)"
+    )
     parser.add_argument("--jobs", type=int, help="notebooks run at once (default: the available cores)")
     parser.add_argument("--max-output", type=float, default=16, help="MB of output kept per notebook")
-    parser.add_argument("--no-sandbox", action="store_true",
-                        help="run submissions without the sandbox (only for work you trust; every report "
-                        "carries a warning)")
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run submissions without the sandbox (only for work you trust; every report carries a warning)",
+    )
     parser.set_defaults(run=_main)

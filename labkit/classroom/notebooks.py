@@ -12,7 +12,6 @@ from pathlib import Path
 
 __all__ = ["Run", "course_dir", "course_notebooks", "execute"]
 
-KERNEL = "mujoco-by-experiment"
 
 
 def course_dir() -> Path:

@@ -343,7 +343,8 @@ def student_notebook(notebook: Any) -> StudentCopy:
                 declared = list(spec(call.id).answers) if call else []
             except KeyError:
                 declared = []
-            names = [n for n in _assigned(regions) if n in declared or re.search(rf"\b{re.escape(n)}\b", feedback)]
+            names = [n for n in _assigned(regions)
+                     if n in declared or re.search(rf"\b{re.escape(n)}\b", feedback)]
             exercises += [call.id if call else "?"] * parts.stubs
             if cell.cell_type == "code":
                 # a JSON string is a valid Python literal, in the course's double quotes

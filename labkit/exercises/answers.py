@@ -94,7 +94,9 @@ class Kind:
         except (TypeError, ValueError) as exc:
             return {"invalid": f"`{label}` cannot be stored as {self.name}: {exc}"}
         if len(text) > MAX_BYTES:
-            return {"invalid": f"`{label}` is too large ({len(text)} bytes as JSON; the limit is {MAX_BYTES})"}
+            return {
+                "invalid": f"`{label}` is too large ({len(text)} bytes as JSON; the limit is {MAX_BYTES})"
+            }
         return {"value": data}
 
 
@@ -123,13 +125,16 @@ STRING = Kind("a string", _string)
 def array(*, length: int | None = None, integer: bool = False) -> Kind:
     """A (nested) list of numbers: a tuple, list or numpy array; ``length`` fixes the
     outer length, ``integer`` asks for whole numbers."""
+
     def convert(value: Any) -> Any:
         if isinstance(value, str | bytes | Mapping):
             raise AnswerError(f"the answer should be a sequence of numbers, got {type(value).__name__}")
         try:
             values = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
-            raise AnswerError("the answer should be a sequence of numbers (all rows the same length)") from None
+            raise AnswerError(
+                "the answer should be a sequence of numbers (all rows the same length)"
+            ) from None
         if values.ndim == 0:
             raise AnswerError(f"the answer should be a sequence of numbers, got one number {float(values)!r}")
         if values.size > MAX_ITEMS:
@@ -150,6 +155,7 @@ def array(*, length: int | None = None, integer: bool = False) -> Kind:
 
 def mapping(values: Kind) -> Kind:
     """A dict from names (strings) to answers of kind ``values``."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, Mapping):
             raise AnswerError(f"the answer should be a dict, got {type(value).__name__}")
@@ -162,7 +168,9 @@ def mapping(values: Kind) -> Kind:
             try:
                 out[key] = values.convert(item)
             except AnswerError as exc:
-                raise AnswerError(f"the answer's entry {key!r}: {str(exc).replace('the answer ', '', 1)}") from None
+                raise AnswerError(
+                    f"the answer's entry {key!r}: {str(exc).replace('the answer ', '', 1)}"
+                ) from None
         return out
 
     return Kind(f"a dict of {values.name}", convert)
@@ -189,6 +197,7 @@ def recorded(probe: Callable[[Any], Any], name: str = "a function") -> Kind:
     that labkit chooses and returns what it observed, as JSON data.  The probe runs where
     the learner's code runs (the notebook's kernel, or the grader's sandbox); the checker
     receives only the record."""
+
     def convert(value: Any) -> Any:
         if not callable(value):
             raise AnswerError(f"the answer should be {name}, got {type(value).__name__}")

@@ -18,6 +18,7 @@ nbgrader convention of hidden tests); the learner's feedback cell does not run i
 
 from __future__ import annotations
 
+import contextlib
 import html
 import importlib
 import math
@@ -84,8 +85,9 @@ class Spec:
         except ExerciseFailed as exc:
             ex._fail("your answer can be checked", str(exc))
         except Exception as exc:  # a strange answer may upset a checker: feedback, not a crash
-            ex._fail("your answer can be checked",
-                     f"checking your answer raised {type(exc).__name__}: {exc}"[:500])
+            ex._fail(
+                "your answer can be checked", f"checking your answer raised {type(exc).__name__}: {exc}"[:500]
+            )
         if not ex.results:
             raise RuntimeError(f"exercise {self.id} states no requirement to grade")
         return ex
@@ -95,8 +97,9 @@ _REGISTRY: dict[str, Spec] = {}
 _ID = re.compile(r"^\d+\.\d+$")
 
 
-def checker(number: str, title: str, *, points: float, answers: Mapping[str, Kind]
-            ) -> Callable[[Callable[[Exercise], None]], Callable[[Exercise], None]]:
+def checker(
+    number: str, title: str, *, points: float, answers: Mapping[str, Kind]
+) -> Callable[[Callable[[Exercise], None]], Callable[[Exercise], None]]:
     """Register the decorated function as the checker of exercise ``number``.
 
     answers: the learner's variables the exercise reads, with their kinds; points: what a
@@ -124,13 +127,13 @@ def spec(number: str) -> Spec:
     """The registered exercise ``number`` (its chapter's checkers are imported on demand)."""
     number = str(number)
     if number not in _REGISTRY and _ID.match(number):
-        try:
+        with contextlib.suppress(ModuleNotFoundError):
             importlib.import_module(_module(int(number.split(".")[0])))
-        except ModuleNotFoundError:
-            pass
     if number not in _REGISTRY:
-        raise KeyError(f"there is no exercise {number!r} in labkit; the chapter's checkers live in "
-                       f"{_module(int(number.split('.')[0])) if _ID.match(number) else 'labkit.exercises'}")
+        raise KeyError(
+            f"there is no exercise {number!r} in labkit; the chapter's checkers live in "
+            f"{_module(int(number.split('.')[0])) if _ID.match(number) else 'labkit.exercises'}"
+        )
     return _REGISTRY[number]
 
 
@@ -159,9 +162,15 @@ class Exercise:
         if name not in self.spec.answers:
             raise KeyError(f"exercise {self.number} declares no answer {name!r}")
         data = self._answers.get(name, {"missing": True})
-        if not isinstance(data, Mapping) or data.get("missing") or ("value" not in data and "invalid" not in data):
-            return (f"you have not defined `{name}` yet: write your answer in the cell above "
-                    f"(it should assign `{name}`) and run it")
+        if (
+            not isinstance(data, Mapping)
+            or data.get("missing")
+            or ("value" not in data and "invalid" not in data)
+        ):
+            return (
+                f"you have not defined `{name}` yet: write your answer in the cell above "
+                f"(it should assign `{name}`) and run it"
+            )
         if "invalid" in data:
             return str(data["invalid"])
         return None
@@ -179,9 +188,19 @@ class Exercise:
         return self._problem(name) is None
 
     # -- requirements ----------------------------------------------------------------
-    def close(self, name: str, target: Any, *, tol: float | None = None, rtol: float | None = None,
-              unit: str = "", hint: str = "", mistakes: Mapping[float, str] | None = None,
-              weight: float = 1.0, requirement: str | None = None) -> bool:
+    def close(
+        self,
+        name: str,
+        target: Any,
+        *,
+        tol: float | None = None,
+        rtol: float | None = None,
+        unit: str = "",
+        hint: str = "",
+        mistakes: Mapping[float, str] | None = None,
+        weight: float = 1.0,
+        requirement: str | None = None,
+    ) -> bool:
         """Require answer ``name`` (a number or array) to be close to ``target``.
 
         tol / rtol: absolute / relative tolerance, the larger applies (the same vocabulary
@@ -195,8 +214,13 @@ class Exercise:
         got = np.asarray(self.value(name), dtype=float)
         want = np.asarray(target, dtype=float)
         if got.shape != want.shape:
-            return self._add(requirement, False, weight,
-                             f"`{name}` should have shape {want.shape}, but has shape {got.shape}", hint)
+            return self._add(
+                requirement,
+                False,
+                weight,
+                f"`{name}` should have shape {want.shape}, but has shape {got.shape}",
+                hint,
+            )
         allowed = np.maximum(tol or 0.0, (rtol or 0.0) * np.abs(want))
         ok = bool(np.all(np.abs(got - want) <= allowed))
         message = ""
@@ -208,20 +232,32 @@ class Exercise:
                     break
         return self._add(requirement, ok, weight, message, hint)
 
-    def equal(self, name: str, target: Any, *, hint: str = "", weight: float = 1.0,
-              requirement: str | None = None) -> bool:
+    def equal(
+        self, name: str, target: Any, *, hint: str = "", weight: float = 1.0, requirement: str | None = None
+    ) -> bool:
         """Require answer ``name`` to equal ``target`` exactly (counts, names, flags)."""
         requirement = requirement or f"`{name}` has the right value"
         problem = self._problem(name)
         if problem:
             return self._add(requirement, False, weight, problem, hint)
         value = self.value(name)
-        ok = bool(np.array_equal(np.asarray(value), np.asarray(target))) if isinstance(
-            target, np.ndarray | list | tuple) else bool(value == target)
+        ok = (
+            bool(np.array_equal(np.asarray(value), np.asarray(target)))
+            if isinstance(target, np.ndarray | list | tuple)
+            else bool(value == target)
+        )
         return self._add(requirement, ok, weight, "" if ok else f"`{name}` = {fmt(value)} is not right", hint)
 
-    def require(self, condition: bool, requirement: str, *, failure: str = "", hint: str = "",
-                weight: float = 1.0, hidden: bool = False) -> bool:
+    def require(
+        self,
+        condition: bool,
+        requirement: str,
+        *,
+        failure: str = "",
+        hint: str = "",
+        weight: float = 1.0,
+        hidden: bool = False,
+    ) -> bool:
         """Require a condition on the answer, e.g. a measured behaviour.
 
         requirement: what is asked, in words; failure: what was observed instead;
@@ -230,10 +266,12 @@ class Exercise:
         ok = bool(condition)
         return self._add(requirement, ok, weight, "" if ok else (failure or "not met"), hint, hidden)
 
-    def _add(self, requirement: str, ok: bool, weight: float, message: str, hint: str,
-             hidden: bool = False) -> bool:
-        self.results.append(Result(requirement, ok, float(weight), "" if ok else message,
-                                   "" if ok else hint, hidden))
+    def _add(
+        self, requirement: str, ok: bool, weight: float, message: str, hint: str, hidden: bool = False
+    ) -> bool:
+        self.results.append(
+            Result(requirement, ok, float(weight), "" if ok else message, "" if ok else hint, hidden)
+        )
         return ok
 
     def _fail(self, requirement: str, message: str) -> None:
@@ -257,7 +295,9 @@ class Exercise:
         head = f"Exercise {self.number} · {self.title}: {fmt(self.score)}/{fmt(self.points)} points"
         lines = [("✔ " if self.passed else "✘ ") + head]
         for r in self.results:
-            lines.append(f"  {'✔' if r.passed else '✘'} {r.requirement}{' (hidden test)' if r.hidden else ''}")
+            lines.append(
+                f"  {'✔' if r.passed else '✘'} {r.requirement}{' (hidden test)' if r.hidden else ''}"
+            )
             lines += [f"      {r.message}"] if r.message else []
             lines += [f"      hint: {r.hint}"] if r.hint else []
         return "\n".join(lines)
@@ -266,17 +306,35 @@ class Exercise:
         color = "#2e7d32" if self.passed else "#c62828"
         items = []
         for r in self.results:
-            extra = "".join(f"<div style='margin-left:1.5em'>{label}{html.escape(t)}</div>"
-                            for label, t in (("", r.message), ("<i>hint:</i> ", r.hint)) if t)
+            extra = "".join(
+                f"<div style='margin-left:1.5em'>{label}{html.escape(t)}</div>"
+                for label, t in (("", r.message), ("<i>hint:</i> ", r.hint))
+                if t
+            )
             items.append(f"<div>{'✔' if r.passed else '✘'} {html.escape(r.requirement)}{extra}</div>")
-        return (f'<div style="border:1px solid {color};border-left:6px solid {color};padding:4px 8px;'
-                f'margin:4px 0;font-family:sans-serif;font-size:90%"><b style="color:{color}">'
-                f'Exercise {html.escape(self.number)} · {html.escape(self.title)}: '
-                f'{fmt(self.score)}/{fmt(self.points)} points</b>{"".join(items)}</div>')
+        return (
+            f'<div style="border:1px solid {color};border-left:6px solid {color};padding:4px 8px;'
+            f'margin:4px 0;font-family:sans-serif;font-size:90%"><b style="color:{color}">'
+            f"Exercise {html.escape(self.number)} · {html.escape(self.title)}: "
+            f"{fmt(self.score)}/{fmt(self.points)} points</b>{''.join(items)}</div>"
+        )
 
     def record(self) -> dict[str, Any]:
         """The outcome as JSON-ready data (what the grader's scorer returns)."""
-        return {"exercise": self.number, "title": self.title, "points": self.points, "score": self.score,
-                "results": [{"requirement": r.requirement, "passed": r.passed, "weight": r.weight,
-                             "message": r.message, "hint": r.hint, "hidden": r.hidden}
-                            for r in self.results]}
+        return {
+            "exercise": self.number,
+            "title": self.title,
+            "points": self.points,
+            "score": self.score,
+            "results": [
+                {
+                    "requirement": r.requirement,
+                    "passed": r.passed,
+                    "weight": r.weight,
+                    "message": r.message,
+                    "hint": r.hint,
+                    "hidden": r.hidden,
+                }
+                for r in self.results
+            ],
+        }

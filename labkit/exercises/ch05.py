@@ -1,0 +1,156 @@
+"""Checkers of chapter 05 (solver parameters), and the two experiments they share with the
+chapter's lessons: :func:`settle` (the sphere of ``models/solver_sphere.xml`` released
+touching the floor) and :func:`rest_block` (the block of ``models/solver_box.xml``).
+
+Every exercise is graded by simulating the learner's parameters in a freshly loaded
+course model, so many answers pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..formatting import fmt
+from ..models import load
+from ..recording import Recording, record
+from ..solver import MAXIMP, MINIMP, reference, rest_penetration
+from .answers import NUMBER, array
+from .core import Exercise, checker
+
+__all__ = ["FLAT_SOLIMP", "rest_block", "settle"]
+
+FLAT_SOLIMP = (0.9, 0.9, 0.001, 0.5, 2.0)
+"""A constant impedance d = 0.9: the contact of section 3 is a plain damped oscillator."""
+
+BLOCK_TIMESTEP = 0.002  # s: solver_box's own step, at which Exercise 5.1 is graded
+DEPTH_LIMIT = 20e-6     # m: Exercise 5.1's largest resting depth
+PREDICT_SOLREF = (0.01, 1.0)                    # Exercise 5.2's block: solref,
+PREDICT_SOLIMP = (0.95, 0.99, 0.002, 0.5, 2.0)  # solimp
+PREDICT_TIMESTEP = 0.001                        # and timestep (s)
+STOP_TORQUE, STOP_DEPTH = 2.0, 0.05   # N·m pushing the arm of Exercise 5.4, rad past its limit wanted
+
+
+def settle(solref: Sequence[float], solimp: Sequence[float] = FLAT_SOLIMP, seconds: float = 0.25,
+           timestep: float = 0.0005) -> Recording:
+    """Release the sphere of ``solver_sphere`` (1 kg, r = 5 cm, frictionless) 1 nm deep and at
+    rest, with ``solref`` (2 numbers) and ``solimp`` (5) on both geoms and the given timestep
+    (s); returns the recording of ``"depth"``, its penetration (m, positive inside the floor;
+    shape (T,)), over ``seconds``."""
+    model, data = load("solver_sphere")
+    model.opt.timestep = timestep
+    model.geom_solref[:], model.geom_solimp[:] = solref, solimp
+    data.qpos[2] = 0.05 - 1e-9
+    return record(model, data, seconds, {"depth": lambda m, d: 0.05 - d.qpos[2]})
+
+
+def rest_block(solref: Sequence[float], solimp: Sequence[float], timestep: float = BLOCK_TIMESTEP,
+               seconds: float = 1.0) -> Recording:
+    """Set the 2 kg block of ``solver_box`` down touching the floor, at rest, with ``solref``
+    and ``solimp`` on both geoms and the given timestep (s); returns the recording of
+    ``"depth"`` (m, positive inside the floor) and ``"vz"`` (vertical velocity, m/s), each of
+    shape (T,)."""
+    m, d = load("solver_box")
+    m.opt.timestep = timestep
+    m.geom_solref[:], m.geom_solimp[:] = solref, solimp
+    d.qpos[2] = 0.05 - 1e-9                             # touching, at rest
+    return record(m, d, seconds, {"depth": lambda m, d: 0.05 - d.qpos[2], "vz": lambda m, d: d.qvel[2]})
+
+
+@checker("5.1", "Rest with at most 20 µm penetration", points=3,
+         answers={"block_solref": array(length=2), "block_solimp": array(length=5)})
+def _barely_sinks(ex: Exercise) -> None:
+    solref, solimp = ex.value("block_solref"), ex.value("block_solimp")
+    ref = reference(solref, solimp, timestep=BLOCK_TIMESTEP)
+    ex.require(not ref.clamped, "block_solref's timeconst is at least 2·timestep (not clamped)",
+               failure=f"timeconst {fmt(ref.requested_timeconst)} s is silently raised to "
+                       f"{fmt(ref.timeconst)} s",
+               hint="MuJoCo replaces timeconst < 2·timestep by 2·timestep (section 5)")
+    dmin, dmax, width, midpoint, power = solimp
+    as_written = (min(dmin, dmax, midpoint) >= MINIMP and max(dmin, dmax, midpoint) <= MAXIMP
+                  and width > 0 and power >= 1)
+    ex.require(as_written, "MuJoCo uses block_solimp as written (not clamped)",
+               failure=f"solimp {fmt(tuple(solimp))} is clamped: MuJoCo keeps dmin, dmax and midpoint in "
+                       f"[{fmt(MINIMP)}, {fmt(MAXIMP)}], a positive width and a power of at least 1",
+               hint="an impedance beyond 0.9999 does not exist: MuJoCo clips it before using it")
+    rec = rest_block(solref, solimp)
+    final = rec["depth"][-1]
+    resting = bool(np.isfinite(final) and final > 0 and abs(rec["vz"][-1]) < 1e-4)
+    ex.require(resting, "after 1 s the block is at rest on the floor",
+               failure=f"its depth is {fmt(1e6 * final)} µm and it moves at {fmt(rec['vz'][-1])} m/s",
+               hint="a very stiff, lightly damped contact can throw the block off or never settle")
+    ex.require(resting and final <= DEPTH_LIMIT, "the block rests at most 20 µm deep",
+               failure=f"it rests {fmt(1e6 * final)} µm deep",
+               hint="depth ≈ (1-d)·(g/4)·timeconst²·dampratio²·(dmax/d)²: shrink timeconst "
+                    "(down to 2·timestep) or raise d")
+    over = rec["depth"].max() / final - 1 if resting else float("nan")
+    ex.require(resting and over <= 0.01,
+               "no bounce: the depth never overshoots its final value by more than 1 %",
+               failure=f"it overshoots by {fmt(100 * over)} %" if resting else "it does not come to rest",
+               hint="dampratio ≥ 1 (positive solref) or damping ≥ 2·√stiffness (negative solref)")
+
+
+@checker("5.2", "Predict the resting depth of a block on four contacts", points=2,
+         answers={"block_depth": NUMBER})
+def _predict_depth(ex: Exercise) -> None:
+    measured = rest_block(PREDICT_SOLREF, PREDICT_SOLIMP, timestep=PREDICT_TIMESTEP)["depth"][-1]
+    dmax, tau = PREDICT_SOLIMP[1], PREDICT_SOLREF[0]
+    ex.close("block_depth", measured, rtol=0.01, unit="m",
+             hint="each corner row is sized with the block's inverse mass 1/m but carries only a quarter "
+                  "of the weight",
+             mistakes={rest_penetration(PREDICT_SOLREF, PREDICT_SOLIMP, timestep=PREDICT_TIMESTEP):
+                       "that is the depth of a single contact carrying the whole weight (a sphere): "
+                       "there are four corners",
+                       9.81 * (1 - dmax) * tau**2: "that is the constant-impedance formula for one contact; "
+                       "here d(r) varies and four contacts share the weight",
+                       9.81 / 4 * (1 - dmax) * tau**2: "the quarter load is right, but at this depth d(r) is "
+                       "still below dmax: use the full rest equation"})
+
+
+@checker("5.3", "A critically damped and an under-damped contact", points=3,
+         answers={"solref_critical": array(length=2), "solref_bouncy": array(length=2)})
+def _critical_or_bouncy(ex: Exercise) -> None:
+    solrefs = {name: ex.value(name) for name in ("solref_critical", "solref_bouncy")}
+    for name, solref in solrefs.items():
+        ex.require(solref[0] > 0 and solref[1] > 0,
+                   f"`{name}` uses the positive (timeconst, dampratio) format",
+                   failure=f"got {fmt(tuple(solref))}", hint="both numbers positive")
+    runs = {name: settle(solref) for name, solref in solrefs.items()}
+    crit, bouncy = runs["solref_critical"]["depth"], runs["solref_bouncy"]["depth"]
+    # an overshoot is measured against a final depth inside the floor (a sphere thrown off has none)
+    crit_over = crit.max() / crit[-1] - 1 if crit[-1] > 0 else float("nan")
+    bounce_over = bouncy.max() / bouncy[-1] - 1 if bouncy[-1] > 0 else float("nan")
+    off = "the sphere does not rest on the floor"
+    ex.require(crit_over <= 0.01, "solref_critical overshoots by at most 1 %",
+               failure=f"it overshoots {fmt(100 * crit_over)} %" if crit[-1] > 0 else off,
+               hint="dampratio 1 is critical damping")
+    reach = runs["solref_critical"].crossings("depth", 0.9 * crit[-1])
+    ex.require(crit[-1] > 0 and len(reach) > 0 and reach[0] <= 0.1,
+               "solref_critical reaches 90 % of its depth within 0.1 s",
+               failure=f"it gets there after {fmt(reach[0], unit='s')}" if len(reach) > 0
+               else "it never gets there",
+               hint="a critically damped contact needs about 3.9 timeconst to reach 90 %")
+    ex.require(0.2 <= bounce_over <= 0.6, "solref_bouncy overshoots by 20-60 %",
+               failure=f"it overshoots {fmt(100 * bounce_over)} %" if bouncy[-1] > 0 else off,
+               hint="the overshoot is exp(-π·ζ/√(1-ζ²)) for dampratio ζ < 1")
+
+
+@checker("5.4", "Soften a joint limit to a given stop depth", points=2,
+         answers={"limit_solref": array(length=2)})
+def _soft_stop(ex: Exercise) -> None:
+    stop, stop_data = load("solver_limit", keyframe="at_limit")
+    stop.jnt_solref[0] = ex.value("limit_solref")
+    rec = record(stop, stop_data, 3.0, ["qpos:hinge"], ctrl=[STOP_TORQUE])
+    # at rest: every sample of the last 0.5 s in the band, so a swing that passes through it does not count
+    beyond = np.ravel(rec["qpos:hinge"])[rec.t >= rec.t[-1] - 0.5] - stop.jnt_range[0, 1]
+    if not np.all(np.isfinite(beyond)):
+        failure = "the simulation does not stay finite"
+    elif np.ptp(beyond) <= 0.01 * max(STOP_DEPTH, abs(beyond[-1])):
+        failure = f"it rests {fmt(beyond[-1])} rad past it"
+    else:
+        failure = (f"it has not settled: in the last 0.5 s it moves between {fmt(beyond.min())} and "
+                   f"{fmt(beyond.max())} rad past it")
+    ex.require(bool(np.all(np.abs(beyond - STOP_DEPTH) <= 0.05 * STOP_DEPTH)),
+               "the arm rests 0.05 rad (±5 %) past its limit", failure=failure,
+               hint="the limit row's a0 is the motor's angular acceleration τ/I = τ·dof_invweight0, not g")

@@ -1,0 +1,174 @@
+"""Checkers of chapter 06 (contacts: filtering and parameters), and the experiments they
+share with the chapter's lessons: :func:`incline` and :func:`travel` (the cube on the
+ramp of ``models/contact_incline.xml``) and :func:`mixed` (two geoms' parameters mixed
+into one contact, on ``models/contact_ball.xml``).  Exercise 6.1's gripper is
+``models/contact_gripper.xml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from ..contact import pairs
+from ..formatting import fmt
+from ..models import load, model_path
+from .answers import NUMBER, array, mapping
+from .core import Exercise, ExerciseFailed, checker
+
+__all__ = ["PADS", "RUBBER", "STEEL", "WANTED", "MixedContact", "gripper_contacts", "incline", "mixed",
+           "travel"]
+
+
+def _name(pair: Sequence[str]) -> str:
+    """A geom pair as text, names sorted: ``"cube–floor"``."""
+    return "–".join(sorted(pair))
+
+
+# -- Exercise 6.1: fingers that grip but do not clash ---------------------------------------
+
+PADS = ("left", "right", "cube")
+"""The geoms of ``contact_gripper`` whose masks the learner chooses (the floor keeps 1/1)."""
+
+WANTED: tuple[tuple[tuple[str, str], bool], ...] = (
+    (("cube", "floor"), True), (("left", "cube"), True), (("right", "cube"), True),
+    (("left", "right"), False), (("left", "floor"), False), (("right", "floor"), False))
+"""Exercise 6.1's contact table: (geom pair, whether MuJoCo must report a contact)."""
+
+
+def gripper_contacts(masks: Mapping[str, Sequence[int]]) -> set[frozenset[str]]:
+    """The geom pairs in contact (``labkit.contact.pairs``) after ``mj_forward`` of
+    ``contact_gripper`` with ``masks[g] = (contype, conaffinity)`` for each g in :data:`PADS`."""
+    spec = mujoco.MjSpec.from_file(str(model_path("contact_gripper")))
+    for g in PADS:
+        spec.geom(g).contype, spec.geom(g).conaffinity = (int(v) for v in masks[g])
+    grip = spec.compile()
+    grip_data = mujoco.MjData(grip)
+    mujoco.mj_forward(grip, grip_data)
+    return pairs(grip, grip_data)
+
+
+@checker("6.1", "Fingers that grip but do not clash", points=3,
+         answers={"masks": mapping(array(length=2, integer=True))})
+def _fingers(ex: Exercise) -> None:
+    masks = ex.value("masks")
+    for g in PADS:
+        if g not in masks:
+            raise ExerciseFailed(f"`masks` has no entry {g!r}: give (contype, conaffinity) for "
+                                 f"{', '.join(repr(p) for p in PADS)}")
+        if not all(0 <= v < 2**31 for v in masks[g]):
+            raise ExerciseFailed(f"`masks[{g!r}]` = {tuple(masks[g])}: contype and conaffinity are "
+                                 "non-negative integers below 2**31 (32-bit masks)")
+    got = gripper_contacts(masks)
+    for pair, want in WANTED:
+        ex.require((frozenset(pair) in got) == want, f"{_name(pair)}: {'contact' if want else 'no contact'}",
+                   failure="MuJoCo " + ("does not generate it" if want else "generates it"),
+                   hint="a pair collides when contype of one shares a bit with conaffinity of the other; "
+                        "the floor's masks are 1 and 1")
+
+
+# -- Exercise 6.2: rubber on steel -------------------------------------------------------
+
+@dataclass(frozen=True)
+class MixedContact:
+    """The parameters of one contact after mixing (copies of ``mjContact`` fields):
+    condim ``dim``, ``friction`` (5), ``solref`` (2), ``solimp`` (5), ``includemargin`` (m)."""
+
+    dim: int
+    friction: np.ndarray
+    solref: np.ndarray
+    solimp: np.ndarray
+    includemargin: float
+
+
+_MIXABLE = {"friction", "solref", "solimp", "solmix", "condim", "margin", "gap"}
+
+
+def mixed(a: Mapping[str, Any], b: Mapping[str, Any], priority: tuple[int, int] = (0, 0)) -> MixedContact:
+    """Give the floor of a fresh ``contact_ball`` the geom parameters ``a`` and the ball ``b``
+    (keys: friction, solref, solimp, solmix, condim, margin, gap), and the priorities
+    ``priority``; press the ball 1 mm into the floor, run ``mj_forward`` and return its
+    contact's mixed parameters."""
+    balls, ball_data = load("contact_ball")
+    for geom, values, p in (("floor", a, priority[0]), ("ball", b, priority[1])):
+        g = balls.geom(geom).id
+        balls.geom_priority[g] = p
+        for key, value in values.items():
+            if key not in _MIXABLE:
+                raise KeyError(f"{key!r} is not a mixed contact parameter; use {sorted(_MIXABLE)}")
+            getattr(balls, "geom_" + key)[g] = value
+    radius = balls.geom("ball").size[0]
+    ball_data.qpos[:], ball_data.qvel[:] = [0, 0, radius - 0.001, 1, 0, 0, 0], 0   # 1 mm deep
+    mujoco.mj_forward(balls, ball_data)
+    c = ball_data.contact[0]
+    return MixedContact(int(c.dim), c.friction.copy(), c.solref.copy(), c.solimp.copy(),
+                        float(c.includemargin))
+
+
+_SOLIMP = [0.9, 0.95, 0.001, 0.5, 2]     # MuJoCo's default, on both
+STEEL = dict(friction=[0.4, 0.005, 0.0004], solref=[0.04, 0.5], solimp=_SOLIMP, solmix=1.0, condim=3,
+             margin=0)
+"""Exercise 6.2's steel plate (the floor): priority 0, solmix 1."""
+RUBBER = dict(friction=[1.2, 0.01, 0.0001], solref=[0.01, 1.0], solimp=_SOLIMP, solmix=2.0, condim=3,
+              margin=0)
+"""Exercise 6.2's rubber pad (the ball): priority 0, solmix 2."""
+
+
+@checker("6.2", "Rubber on steel", points=4,
+         answers={"mixed_sliding": NUMBER, "mixed_rolling": NUMBER, "mixed_timeconst": NUMBER,
+                  "mixed_dampratio": NUMBER})
+def _rubber_on_steel(ex: Exercise) -> None:
+    c = mixed(STEEL, RUBBER)
+    ex.close("mixed_sliding", c.friction[0], rtol=1e-6, hint="friction is not averaged",
+             mistakes={(1.2 * 2 + 0.4) / 3: "that is the solmix-weighted average; friction takes the maximum",
+                       0.8: "that is the plain average; friction takes the maximum"})
+    ex.close("mixed_rolling", c.friction[3], rtol=1e-6, hint="the same rule as for sliding friction",
+             mistakes={0.0001: "that is the rubber's value; with equal priority neither geom wins outright"})
+    ex.close("mixed_timeconst", c.solref[0], rtol=1e-6, unit="s",
+             hint="weight of a geom = its solmix / (sum of both solmix)",
+             mistakes={0.03: "that gives the steel the larger weight; the rubber has solmix 2",
+                       0.025: "that is the plain average; solmix weights it",
+                       0.01: "that is the rubber's alone; only a higher priority would make it win"})
+    ex.close("mixed_dampratio", c.solref[1], rtol=1e-6,
+             hint="solref's second number is mixed with the same weights as the first",
+             mistakes={2 / 3: "that gives the steel the larger weight; the rubber has solmix 2"})
+
+
+# -- Exercise 6.3: a coefficient for two slopes -------------------------------------------
+
+def incline(theta: float, mu: float = 0.5, condim: int = 3) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """``contact_incline`` tilted by ``theta`` degrees, with the ramp's sliding friction ``mu``
+    and ``condim`` (the ramp has priority: its values decide); ``mj_forward`` already run."""
+    spec = mujoco.MjSpec.from_file(str(model_path("contact_incline")))
+    spec.frame("slope").alt.euler = [0, theta, 0]
+    spec.geom("ramp").friction[0] = mu
+    spec.geom("ramp").condim = condim      # the ramp has priority: its values decide (section 5)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    return model, data
+
+
+def travel(theta: float, mu: float, condim: int = 3, seconds: float = 1.0) -> float:
+    """Distance (m) the cube of :func:`incline` moves downhill in ``seconds`` on a ramp
+    tilted by ``theta`` degrees with sliding friction ``mu``."""
+    model, data = incline(theta, mu, condim)
+    start = data.qpos[:3].copy()
+    mujoco.mj_step(model, data, nstep=round(seconds / model.opt.timestep))
+    tilt = np.radians(theta)
+    return float((data.qpos[:3] - start) @ np.array([np.cos(tilt), 0, -np.sin(tilt)]))
+
+
+@checker("6.3", "A coefficient for two slopes", points=3, answers={"mu_chute": NUMBER})
+def _two_slopes(ex: Exercise) -> None:
+    mu = float(ex.value("mu_chute"))
+    for angle, stays in ((25, True), (35, False)):
+        d = travel(angle, mu)
+        ex.require(d < 0.01 if stays else d > 0.02,
+                   f"at {angle}° the cube {'stays' if stays else 'slides'}",
+                   failure=f"it moved {fmt(100 * d)} cm in 1 s",
+                   hint="a box holds on a slope when μ ≥ tan θ: pick μ between tan 25° and tan 35°")
