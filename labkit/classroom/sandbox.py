@@ -103,6 +103,8 @@ def command(argv: list[str], *, work: Path, readonly: Iterable[Path] = (),
     binds = _minimal([*_python_paths(), *readonly])
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
             *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+            # the CPU topology: Mesa's llvmpipe and BLAS size their thread pools from it
+            "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu",
             "--bind", str(work), str(INSIDE), "--chdir", str(INSIDE), "--clearenv"]
     for key, value in (env or {}).items():
         args += ["--setenv", key, value]
