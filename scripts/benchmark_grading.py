@@ -45,7 +45,7 @@ def main() -> None:
     print(f"graded {args.copies} submissions with --jobs {args.jobs} in {total:.1f} s "
           f"({total / args.copies:.2f} s of wall time per submission)")
     print(f"each submission occupies a worker for {share:.2f} s (its own run: {mean:.2f} s wall, sandbox "
-          f"start, kernel, collection and scoring included): {share / own.seconds:.2f}× the notebook's "
+          f"start, notebook, collection and scoring included): {share / own.seconds:.2f}× the notebook's "
           "own run (budget ≤ 1.5×)")
 
 

@@ -12,11 +12,8 @@ score more than the blank copy.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import csv
 import hashlib
-import io
 import json
 import re
 import shutil
@@ -42,17 +39,6 @@ def tree_hashes(folder: Path) -> dict[str, str]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
-
-
-def cli(*argv: object) -> tuple[int, str]:
-    parser = argparse.ArgumentParser(prog="labkit")
-    commands = parser.add_subparsers(dest="command", required=True)
-    grading.add_commands(commands)
-    args = parser.parse_args([str(a) for a in argv])
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        status = args.run(args)
-    return status, buffer.getvalue()
 
 
 # -- who is who ----------------------------------------------------------------------------------
@@ -150,7 +136,47 @@ def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
     assert (work / "mine.txt").read_text() == "kept in the private folder"
 
 
-def test_a_missing_bubblewrap_stops_grading_with_the_install_command(monkeypatch, tmp_path):
+def test_the_sandbox_limits_memory_processes_and_file_size(tmp_path):
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    sandbox.prepare_work(work)
+    limits = sandbox.Limits(memory_mb=2048, processes=64, file_mb=16)
+    probe = ("import resource\n"
+             "print('limits', *(resource.getrlimit(k)[0] for k in (resource.RLIMIT_AS, resource.RLIMIT_NPROC,"
+             " resource.RLIMIT_FSIZE)))\n"
+             "try:\n    block = bytearray(3 << 30); print('memory', 'allocated')\n"
+             "except MemoryError:\n    print('memory', 'MemoryError')\n"
+             "try:\n    open('big', 'wb').write(bytes(32 << 20)); print('file', 'written')\n"
+             "except OSError as e:\n    print('file', e.errno)\n")
+    argv, stage = sandbox.command([sys.executable, "-c", probe], work=work, env={"PATH": "/usr/bin:/bin"})
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                              preexec_fn=sandbox.preexec(limits))
+    finally:
+        if stage:
+            shutil.rmtree(stage)
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert lines == {"limits": f"{2048 << 20} 64 {16 << 20}", "memory": "MemoryError", "file": "27"}, \
+        done.stdout + done.stderr
+
+
+def test_learner_modules_never_import_the_classroom():
+    import ast
+
+    package = Path(grading.__file__).resolve().parents[1]
+    for path in package.rglob("*.py"):
+        if path.is_relative_to(package / "classroom") or path.name == "cli.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import | ast.ImportFrom) else []
+            module = getattr(node, "module", "") or ""
+            assert "classroom" not in module and not any("classroom" in n for n in names), path
+
+
+def test_a_missing_bubblewrap_stops_grading_with_the_install_command(monkeypatch, tmp_path, cli):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     status, out = cli("grade", START, "--out", tmp_path / "out")
     assert status == 2 and sandbox.INSTALL in out and "--no-sandbox" in out
@@ -218,7 +244,7 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory, server):
+def classroom(tmp_path_factory, server, cli):
     root = tmp_path_factory.mktemp("class")
     subs, out = root / "submissions", root / "out"
     handout = root / "handout"

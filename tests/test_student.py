@@ -3,11 +3,8 @@ nbconvert's preprocessors for the clearing, nbgrader metadata on answer and feed
 
 from __future__ import annotations
 
-import argparse
 import ast
-import contextlib
 import hashlib
-import io
 import json
 import re
 import shutil
@@ -32,17 +29,6 @@ def sha(path: Path) -> str:
 
 def tree_hashes(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): sha(p) for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def cli(*argv: str) -> tuple[int, str]:
-    parser = argparse.ArgumentParser(prog="labkit")
-    commands = parser.add_subparsers(dest="command", required=True)
-    student.add_commands(commands)
-    args = parser.parse_args([str(a) for a in argv])
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        status = args.run(args)
-    return status, buffer.getvalue()
 
 
 def strings(node):
@@ -143,7 +129,7 @@ def test_student_copy_has_no_solution_text_and_a_stub_per_exercise(copies, sourc
     assert sorted(set(stubs)) == sorted(reference), "every exercise has an answer stub"
 
 
-def test_cli_student_copy_runs_to_its_first_exercise_and_stops_there(tmp_path):
+def test_cli_student_copy_runs_to_its_first_exercise_and_stops_there(tmp_path, cli):
     source = tmp_path / "course" / START.name   # a private copy: nobody else rewrites it meanwhile
     source.parent.mkdir()
     shutil.copyfile(START, source)
@@ -158,7 +144,7 @@ def test_cli_student_copy_runs_to_its_first_exercise_and_stops_there(tmp_path):
     assert "1 student notebooks written to" in out
 
 
-def test_student_refuses_to_write_over_or_inside_its_sources(tmp_path):
+def test_student_refuses_to_write_over_or_inside_its_sources(tmp_path, cli):
     src = tmp_path / "course"
     src.mkdir()
     nb = notebook(code("### BEGIN SOLUTION\nanswer = 42 * 1000\n### END SOLUTION"),

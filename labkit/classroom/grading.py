@@ -12,7 +12,7 @@
    the answer variables over as JSON data.  An exercise whose feedback cell was deleted
    is collected right after its answer cell (nbgrader ``grade_id``), or at the end of
    the notebook, and the report says so.
-2. *Run* (in the sandbox, :mod:`.sandbox`): the notebook runs in a fresh kernel, as an
+2. *Run* (in the sandbox, :mod:`.sandbox`): the notebook runs in a fresh IPython shell, as an
    unprivileged user, with no network, a read-only system, a private working folder and
    no view of reference notebooks, other submissions or the grader's files.  Only the
    answers payloads of the collection cells are read back (:mod:`.runner`): JSON,
@@ -315,6 +315,10 @@ def _environment(models: Path, notebook: str) -> dict[str, str]:
         "HOME": str(sandbox.INSIDE),
         "LANG": "C.UTF-8",
         "MPLCONFIGDIR": "/tmp/matplotlib",
+        # Mesa finds no cache folder for nobody: without one every GL context compiles its
+        # shaders again (~0.25 s each, half of a chapter's rendering)
+        "MESA_SHADER_CACHE_DIR": "/tmp/mesa_shader_cache",
+        "MPLBACKEND": "agg",
         "IPYTHONDIR": "/tmp/ipython",
         "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
         "LABKIT_MODELS": str(models),
@@ -419,15 +423,14 @@ def _run_notebook(
                 _finish(process, stage)
                 reader.join(timeout=5)
             if not any("status" in line for line in lines):
-                log.seek(0)
-                tail = log.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
-                lines.append(
-                    {
-                        "status": "runner error",
-                        "message": "the notebook runner stopped (exit code "
-                        f"{process.returncode})" + (f": {tail[-1]}" if tail else ""),
-                    }
-                )
+                if any(set(line) == {"cell"} for line in lines):   # it died inside the notebook
+                    lines.append({"status": "kernel died", "exit_code": process.returncode})
+                else:
+                    log.seek(0)
+                    tail = log.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+                    lines.append({"status": "runner error",
+                                  "message": f"the notebook runner stopped (exit code {process.returncode})"
+                                  + (f": {tail[-1]}" if tail else "")})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return lines
