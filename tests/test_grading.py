@@ -144,23 +144,27 @@ def test_the_sandbox_limits_memory_processes_and_file_size(tmp_path):
     work.mkdir()
     sandbox.prepare_work(work)
     limits = sandbox.Limits(memory_mb=2048, processes=64, file_mb=16)
-    probe = ("import resource\n"
-             "print('limits', *(resource.getrlimit(k)[0] for k in (resource.RLIMIT_AS, resource.RLIMIT_NPROC,"
-             " resource.RLIMIT_FSIZE)))\n"
-             "try:\n    block = bytearray(3 << 30); print('memory', 'allocated')\n"
-             "except MemoryError:\n    print('memory', 'MemoryError')\n"
-             "try:\n    open('big', 'wb').write(bytes(32 << 20)); print('file', 'written')\n"
-             "except OSError as e:\n    print('file', e.errno)\n")
+    probe = (
+        "import resource\n"
+        "print('limits', *(resource.getrlimit(k)[0] for k in (resource.RLIMIT_AS, resource.RLIMIT_NPROC,"
+        " resource.RLIMIT_FSIZE)))\n"
+        "try:\n    block = bytearray(3 << 30); print('memory', 'allocated')\n"
+        "except MemoryError:\n    print('memory', 'MemoryError')\n"
+        "try:\n    open('big', 'wb').write(bytes(32 << 20)); print('file', 'written')\n"
+        "except OSError as e:\n    print('file', e.errno)\n"
+    )
     argv, stage = sandbox.command([sys.executable, "-c", probe], work=work, env={"PATH": "/usr/bin:/bin"})
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
-                              preexec_fn=sandbox.preexec(limits))
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=60, preexec_fn=sandbox.preexec(limits)
+        )
     finally:
         if stage:
             shutil.rmtree(stage)
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
-    assert lines == {"limits": f"{2048 << 20} 64 {16 << 20}", "memory": "MemoryError", "file": "27"}, \
+    assert lines == {"limits": f"{2048 << 20} 64 {16 << 20}", "memory": "MemoryError", "file": "27"}, (
         done.stdout + done.stderr
+    )
 
 
 def test_learner_modules_never_import_the_classroom():

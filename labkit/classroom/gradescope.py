@@ -166,6 +166,7 @@ def _write(result: dict[str, Any], root: Path) -> None:
 def run(root: Path = ROOT) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json`` (always)."""
     from . import grading, sandbox
+    from .reports import UNSANDBOXED
 
     try:
         config = json.loads((Path(__file__).resolve().parents[2] / "autograder.json").read_text())
@@ -185,7 +186,7 @@ def run(root: Path = ROOT) -> int:
                 root,
             )
             return 0
-        warning = "" if config.get("sandbox", True) else grading.UNSANDBOXED
+        warning = "" if config.get("sandbox", True) else UNSANDBOXED
         if config.get("sandbox", True):
             sandbox.check()
         subs = []

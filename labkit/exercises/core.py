@@ -32,15 +32,7 @@ import numpy as np
 from ..formatting import fmt
 from .answers import Kind
 
-__all__ = [
-    "Exercise",
-    "ExerciseFailed",
-    "Result",
-    "Spec",
-    "chapter_specs",
-    "checker",
-    "spec",
-]
+__all__ = ["Exercise", "ExerciseFailed", "Result", "Spec", "chapter_specs", "checker", "spec"]
 
 
 class ExerciseFailed(AssertionError):
