@@ -5,94 +5,92 @@ Every notebook starts with::
     import labkit
     labkit.setup()
 
-``import labkit`` is cheap and does not import MuJoCo: ``setup()`` must choose the GL
-backend first.  The public names below are loaded on first use (PEP 562).
+``import labkit`` does not import MuJoCo: :func:`setup` chooses the GL backend first.
+
+The names a chapter uses (the code behind each is one hop away, in the module named):
+
+======================================  =====================================================
+``setup``, ``BASELINE_MUJOCO``,          session: GL choice, banner, seeds, version check
+``BaselineVersionWarning``
+``GLUnavailable``                        gl: no headless OpenGL backend works
+``load``, ``spec``, ``model_path``,      models: course models, files and MJCF strings, with
+``model_names``, ``compile_error``,      errors that name the line and the fix
+``ModelError``
+``record``, ``Recording``,               recording: signals over time (MuJoCo's named access)
+``activation``
+``mujoco_warnings``,                     sim: the simulation loop and MuJoCo's two global hooks
+``control_callback``
+``show``, ``snapshot``, ``video``        rendering: images and videos, headless
+``plot``, ``figure``, ``fmt``            display: plots and deterministic number formatting
+``check``, ``below``, ``above``,         claims: source-traced assertions
+``between``, ``Claim``, ``ClaimFailed``
+``SourceError``                          sources: a cited source that does not resolve
+``exercise``, ``ExerciseFailed``         exercises: feedback from labkit's checkers
+``trace``, ``explain``                   actuation: the force chain of an actuator
+======================================  =====================================================
+
+Topic modules are used by their name: ``labkit.solver`` (solref/solimp), ``labkit.contact``
+(filtering, contact tables), ``labkit.kinematic`` (kinematic drive), ``labkit.grasp``
+(grasp trials), ``labkit.sim`` (the simulation loop), ``labkit.actuation`` (the force
+chain in full) and ``labkit.exercises`` (answers and their checkers).  The instructor's
+tools live in ``labkit.classroom``, which nothing here imports.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from . import actuation, contact, exercises, grasp, kinematic, sim, solver
+from .actuation import explain, trace
+from .claims import Claim, ClaimFailed, above, below, between, check
+from .display import figure, fmt, plot
+from .exercises import ExerciseFailed, exercise
+from .gl import GLUnavailable
+from .models import ModelError, compile_error, load, model_names, model_path, spec
+from .recording import Recording, activation, record
+from .rendering import show, snapshot, video
+from .session import BASELINE_MUJOCO, BaselineVersionWarning, setup
+from .sim import control_callback, mujoco_warnings
+from .sources import SourceError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-# public name -> module that defines it
-_EXPORTS = {
-    "setup": "session",
-    "BASELINE_MUJOCO": "session",
-    "BaselineVersionWarning": "session",
-    "GLUnavailable": "gl",
-    "load": "models",
-    "model_names": "models",
-    "model_path": "models",
-    "ModelError": "models",
-    "compile_error": "models",
-    "mujoco_warnings": "messages",
-    "control_callback": "callbacks",
-    "show": "rendering",
-    "snapshot": "rendering",
-    "video": "rendering",
-    "record": "recording",
-    "Recording": "recording",
-    "plot": "plotting",
-    "figure": "plotting",
-    "check": "claims",
-    "Claim": "claims",
-    "ClaimFailed": "claims",
-    "below": "claims",
-    "above": "claims",
-    "between": "claims",
-    "header": "sources",
-    "engine": "sources",
-    "doc": "sources",
-    "issue": "sources",
-    "seed": "sources",
-    "fmt": "formatting",
-    "Source": "sources",
-    "SourceError": "sources",
-    "exercise": "exercises",
-    "trace": "actuation",
-    "explain": "actuation",
-    "ExerciseFailed": "exercises",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-_MODULES = frozenset({
-    "actuation", "callbacks", "claims", "cli", "contact", "doctor", "exercises", "formatting",
-    "gl", "grasp", "kinematic", "messages", "models", "plotting",
-    "recording", "rendering", "reporting", "session", "solver", "sources",
-})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MODULES:  # labkit.exercises etc. work without an explicit import
-        return importlib.import_module(f"labkit.{name}")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'labkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"labkit.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
-
-
-if TYPE_CHECKING:  # for editors and type checkers only
-    # ruff: noqa: F401
-    from .actuation import explain, trace
-    from .callbacks import control_callback
-    from .claims import Claim, ClaimFailed, above, below, between, check
-    from .exercises import ExerciseFailed, exercise
-    from .formatting import fmt
-    from .gl import GLUnavailable
-    from .messages import mujoco_warnings
-    from .models import ModelError, compile_error, load, model_names, model_path
-    from .plotting import figure, plot
-    from .recording import Recording, record
-    from .rendering import show, snapshot, video
-    from .session import BASELINE_MUJOCO, BaselineVersionWarning, setup
-    from .sources import Source, SourceError, doc, engine, header, issue, seed
+__all__ = [
+    "BASELINE_MUJOCO",
+    "BaselineVersionWarning",
+    "Claim",
+    "ClaimFailed",
+    "ExerciseFailed",
+    "GLUnavailable",
+    "ModelError",
+    "Recording",
+    "SourceError",
+    "above",
+    "activation",
+    "actuation",
+    "below",
+    "between",
+    "check",
+    "compile_error",
+    "contact",
+    "control_callback",
+    "exercise",
+    "exercises",
+    "explain",
+    "figure",
+    "fmt",
+    "grasp",
+    "kinematic",
+    "load",
+    "model_names",
+    "model_path",
+    "mujoco_warnings",
+    "plot",
+    "record",
+    "setup",
+    "show",
+    "sim",
+    "snapshot",
+    "solver",
+    "spec",
+    "trace",
+    "video",
+]

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .formatting import fmt
+from .display import clean, fmt
+from .models import element_id
 
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["ContactRow", "ContactTable", "Verdict", "pairs", "table", "why"]
+__all__ = ["ContactRow", "ContactTable", "Verdict", "geom_id", "pairs", "table", "why"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ class Verdict:
     reasons: tuple[str, ...]
 
     def text(self) -> str:
+        """The verdict and every reason, one per line.
+
+        Example: ``print(why(model, "ball", "floor").text())`` → ``can collide (decided by: bitmask)...``.
+        """
         head = "can collide" if self.collides else "never collide"
         return "\n".join([f"{head} (decided by: {self.rule})", *(f"  - {r}" for r in self.reasons)])
 
@@ -52,15 +57,16 @@ class Verdict:
         return self.collides
 
 
-def _geom(model: mujoco.MjModel, geom: int | str) -> int:
-    import mujoco
+def geom_id(model: mujoco.MjModel, geom: int | str) -> int:
+    """The id of ``geom``, a geom name or id; an unknown name raises ``KeyError`` listing the
+    model's geoms (:func:`labkit.models.element_id`), an id outside ``[0, ngeom)`` one naming
+    ``ngeom``.
 
+    Example: ``geom_id(model, "floor")`` → the floor's id; ``geom_id(model, 0)`` → ``0``.
+    """
+    __tracebackhide__ = True
     if isinstance(geom, str):
-        index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, geom)
-        if index < 0:
-            names = [model.geom(i).name for i in range(model.ngeom) if model.geom(i).name]
-            raise KeyError(f"the model has no geom named {geom!r}; named geoms: {names or 'none'}")
-        return index
+        return element_id(model, "geom", geom)
     if not 0 <= geom < model.ngeom:
         raise KeyError(f"geom id {geom} is out of range (ngeom = {model.ngeom})")
     return int(geom)
@@ -72,11 +78,17 @@ def _label(model: mujoco.MjModel, kind: str, index: int) -> str:
 
 
 def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
-    """Can ``geom1`` and ``geom2`` (names or ids) ever produce a contact? See module doc."""
+    """Can ``geom1`` and ``geom2`` (names or ids) ever produce a contact? See module doc.
+
+    Returns a :class:`Verdict`, true when they can; unknown geoms raise ``KeyError``
+    (:func:`geom_id`).
+
+    Example: ``why(model, "ball", "floor").rule`` → e.g. ``"bitmask"``.
+    """
     __tracebackhide__ = True
     import mujoco
 
-    g1, g2 = _geom(model, geom1), _geom(model, geom2)
+    g1, g2 = geom_id(model, geom1), geom_id(model, geom2)
     a, b = _label(model, "geom", g1), _label(model, "geom", g2)
     reasons: list[str] = []
     disabled = model.opt.disableflags
@@ -151,9 +163,10 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
 @dataclass(frozen=True)
 class ContactRow:
     """One active contact: geom names, distance (m, < 0 when penetrating), position (m,
-    world), normal (unit, world, from geom1 to geom2), normal force (N, ≥ 0), tangential
-    force (N, in the contact frame's two tangent directions), condim, and whether the
-    contact is excluded from the constraint solver (``contact.exclude``)."""
+    world, shape (3,)), normal (unit, world, from geom1 to geom2, shape (3,)), normal force
+    (N, ≥ 0), tangential force (N, in the contact frame's two tangent directions, shape (2,)),
+    condim, and whether the contact is excluded from the constraint solver
+    (``contact.exclude``)."""
 
     geom1: str
     geom2: str
@@ -164,13 +177,6 @@ class ContactRow:
     friction_force: np.ndarray
     condim: int
     excluded: bool
-
-
-def _clean(vector: np.ndarray, scale: float = 1.0) -> np.ndarray:
-    """Zero the components that are round-off next to ``scale``: they differ between
-    machines in their last bits and would make printed tables unstable."""
-    limit = 1e-9 * max(1.0, abs(scale), float(np.max(np.abs(vector), initial=0.0)))
-    return np.where(np.abs(vector) < limit, 0.0, vector)
 
 
 @dataclass
@@ -186,14 +192,18 @@ class ContactTable:
         return len(self.rows)
 
     def _cells(self, row: ContactRow) -> list[str]:
-        return [row.geom1, row.geom2, fmt(row.dist), fmt(row.pos), fmt(_clean(row.normal)),
-                fmt(row.normal_force), fmt(_clean(row.friction_force, row.normal_force)),
+        return [row.geom1, row.geom2, fmt(row.dist), fmt(row.pos), fmt(clean(row.normal)),
+                fmt(row.normal_force), fmt(clean(row.friction_force, row.normal_force)),
                 str(row.condim)]
 
     _HEAD = ("geom1", "geom2", "dist [m]", "pos [m]", "normal", "normal force [N]",
              "friction force [N]", "condim")
 
     def text(self) -> str:
+        """One line per contact, ``|``-separated, under a header with units (SI).
+
+        Example: ``print(table(model, data).text())`` → ``no active contacts`` before any touch.
+        """
         if not self.rows:
             return "no active contacts"
         lines = [" | ".join(self._HEAD)]
@@ -213,12 +223,20 @@ class ContactTable:
 
 
 def pairs(model: mujoco.MjModel, data: mujoco.MjData) -> set[frozenset[str]]:
-    """The geom pairs in ``data.contact``, each a frozenset of two geom names (or ``#id``)."""
+    """The geom pairs in ``data.contact``, each a frozenset of two geom names (or ``#id``).
+
+    Example: ``pairs(model, data)`` → ``{frozenset({"ball", "floor"})}``.
+    """
     return {frozenset((row.geom1, row.geom2)) for row in table(model, data)}
 
 
 def table(model: mujoco.MjModel, data: mujoco.MjData) -> ContactTable:
-    """The active contacts in ``data`` (after ``mj_forward`` or ``mj_step``), with forces."""
+    """The active contacts in ``data`` (after ``mj_forward`` or ``mj_step``), with forces:
+    one :class:`ContactRow` per ``data.contact[:ncon]`` entry, in MuJoCo's order (distances
+    and positions in m, forces in N from ``mj_contactForce``, normals unit vectors, shape (3,)).
+
+    Example: ``table(model, data).rows[0].normal_force`` → N.
+    """
     import mujoco
 
     rows = []

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from . import gl
-from .formatting import fmt
+from . import gl, sim
+from .display import fmt
 from .models import element_id
 from .recording import Recording
 
@@ -88,7 +88,10 @@ def configure(
     ``servos`` maps a servo group name to actuator names: ``{"finger": ["left", "right"]}``
     makes ``finger_kp`` and ``finger_kv`` set the gains of both (position servos:
     ``gainprm[0] = kp``, ``biasprm[1:3] = (-kp, -kv)``).  A key that is not understood,
-    or a value out of range, raises ``ValueError`` naming it.
+    or a value out of range, raises ``ValueError`` naming it; an unknown geom or actuator
+    name raises ``KeyError`` listing the model's names (:func:`labkit.models.element_id`).
+
+    Example: ``configure(model, {"friction": 1.0, "finger_kp": 500}, servos={"finger": ["left"]})``.
     """
     __tracebackhide__ = True
     import mujoco
@@ -96,11 +99,7 @@ def configure(
     groups = dict(servos)
     known = {k for k in PARAMETERS if not k.startswith("<")}
     known |= {f"{g}_{gain}" for g in groups for gain in ("kp", "kv")}
-    targets = (range(model.ngeom) if geoms is None
-               else [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in geoms])
-    if geoms is not None and min(targets, default=0) < 0:
-        missing = [g for g, i in zip(geoms, targets, strict=True) if i < 0]
-        raise KeyError(f"the model has no geom named {missing[0]!r}")
+    targets = range(model.ngeom) if geoms is None else [element_id(model, "geom", g) for g in geoms]
     for key, value in params.items():
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
@@ -165,7 +164,10 @@ def configure(
 
 # -- the trial ---------------------------------------------------------------------------------
 def smoothstep(s: float) -> float:
-    """3s² - 2s³ for s clipped to [0, 1]: a ramp from 0 to 1 that starts and ends at rest."""
+    """3s² - 2s³ for s clipped to [0, 1]: a ramp from 0 to 1 that starts and ends at rest.
+
+    Example: ``smoothstep(0.5)`` → ``0.5``; ``smoothstep(2.0)`` → ``1.0``.
+    """
     s = min(max(s, 0.0), 1.0)
     return s * s * (3 - 2 * s)
 
@@ -206,6 +208,10 @@ class GraspReport:
     units: ClassVar[dict[str, str]] = _UNITS
 
     def text(self) -> str:
+        """The report as a table in mm, N and mm/s, one measurement per line.
+
+        Example: ``print(report.text())`` → a ``grasp trial`` header, then ``slip  7.45 mm`` ….
+        """
         rows = [("slip", self.slip * 1e3, "mm"), ("penetration", self.penetration * 1e3, "mm"),
                 ("peak force", self.peak_force, "N"), ("mean force", self.mean_force, "N"),
                 ("jitter", self.jitter * 1e3, "mm/s"), ("lift", self.lift * 1e3, "mm")]
@@ -239,7 +245,9 @@ def script(
     ``close_ramp`` seconds (0: at once); lift: actuator name → ctrl it moves to from its
     close value (0 if not in ``close``) in the lift phase, over ``lift_ramp`` seconds
     (default: the whole lift phase).  Ramps follow :func:`smoothstep`.  Other controls are
-    0.  durations: seconds of close, lift and hold.
+    0.  durations: seconds of close, lift and hold.  The function returns shape (nu,).
+
+    Example: ``script(model, close={"left": 0.035}, lift={"lift": 0.12})(model, data)``.
     """
     t_close, t_lift, t_hold = (float(x) for x in durations)
     if min(t_close, t_lift, t_hold) <= 0:
@@ -286,7 +294,12 @@ def trial(
     object, hand: body names; fingers: the finger body names (their geoms' contacts with
     the object are the finger contacts).  close, lift, durations, close_ramp, lift_ramp:
     the script, as in :func:`script`.  ``data`` (a fresh MjData if None) is reset with
-    ``mj_resetData`` first and left at the final state.
+    ``mj_resetData`` first and left at the final state.  The simulation runs
+    round(sum(durations) / timestep) steps through :func:`labkit.sim.run`; sample k (of as
+    many) is read after step k + 1, i.e. the state at time k·timestep.
+
+    Example: ``trial(model, object="cube", fingers=["left", "right"], hand="hand",
+    close={"left": 0.035, "right": 0.035}, lift={"lift": 0.12}).slip`` → metres.
     """
     __tracebackhide__ = True
     gl.choose()
@@ -312,11 +325,15 @@ def trial(
     wrench = np.zeros(6)
     geom_body = model.geom_bodyid
 
-    for k in range(n):
-        data.ctrl[:] = control(model, data)
-        mujoco.mj_step(model, data)
-        # After mj_step, xpos, the contacts and their forces describe the state the step
-        # started from, at time k·dt: that is sample k.
+    def measure(j: int) -> None:
+        # sim.run calls sample(0) after an mj_forward at time 0, then sample(j) after the j-th
+        # mj_step.  After mj_step, xpos, the contacts and their forces describe the state the
+        # step started from, at time (j-1)·dt: that is sample k = j - 1.  sample(0) repeats
+        # what the first step will see, so it is not recorded.
+        nonlocal deepest, pair
+        if j == 0:
+            return
+        k = j - 1
         obj_pos[k] = data.xpos[obj]
         hand_pos[k] = data.xpos[base]
         finger_pos[k] = data.xpos[finger_ids].mean(axis=0)
@@ -336,6 +353,8 @@ def trial(
                 mujoco.mj_contactForce(model, data, i, wrench)
                 force[k, which[other]] += wrench[0]
 
+    sim.run(model, data, nstep=n, ctrl=control, sample=measure)
+
     times = np.arange(n) * dt
     rel_fingers = obj_pos - finger_pos
     grasped = int(np.searchsorted(times, t_close - 1e-9))  # the first sample of the lift
@@ -350,11 +369,10 @@ def trial(
     hand_moved = hand_pos - hand_pos[0]
     unstable = tuple(name for name in _UNSTABLE
                      if data.warning[getattr(mujoco.mjtWarning, name)].number > 0)
-    recording = Recording(
+    recording = Recording(  # units: slip, height, hand, penetration m; force N; velocity m/s
         times,
         {"slip": slip, "height": height, "hand": hand_moved, "penetration": depth, "force": force,
          "velocity": velocity},
-        {"slip": "m", "height": "m", "hand": "m", "penetration": "m", "force": "N", "velocity": "m/s"},
     )
     return GraspReport(
         slip=float(slip.max()),

@@ -58,12 +58,18 @@ def models_dir() -> Path:
 
 
 def model_names() -> list[str]:
-    """Names of the course models (file names in :func:`models_dir` without ``.xml``)."""
+    """Names of the course models (file names in :func:`models_dir` without ``.xml``).
+
+    Example: ``"pendulum" in labkit.model_names()``.
+    """
     return sorted(p.stem for p in models_dir().glob("*.xml"))
 
 
 def model_path(name: str) -> Path:
-    """The file of course model ``name``; unknown names raise :class:`ModelError`."""
+    """The file of course model ``name``; unknown names raise :class:`ModelError`.
+
+    Example: ``labkit.model_path("pendulum").read_text()``.
+    """
     __tracebackhide__ = True
     path = models_dir() / f"{name.removesuffix('.xml')}.xml"
     if path.is_file():
@@ -101,7 +107,10 @@ def _explain(message: str, text: str | None, origin: str) -> ModelError:
 
 def compile_error(source: str | os.PathLike[str]) -> str | None:
     """MuJoCo's own compiler message for ``source`` (as :func:`load` takes it), or None if
-    it compiles.  For lessons about what the compiler rejects."""
+    it compiles.  For lessons about what the compiler rejects.
+
+    Example: ``labkit.compile_error("<mujoco><worldbody><geom/></worldbody></mujoco>")`` is None.
+    """
     __tracebackhide__ = True
     try:
         load(source)
@@ -136,39 +145,69 @@ def element_id(model: mujoco.MjModel, kind: str, name: str) -> int:
     return index
 
 
+def spec(source: str | os.PathLike[str]) -> mujoco.MjSpec:
+    """An editable ``mujoco.MjSpec`` of a course model name, an MJCF file or an MJCF string
+    (as :func:`load` takes them), for lessons that change a model before compiling it.
+
+    Example: ``s = labkit.spec("pendulum"); s.geom("bob").size[0] = 0.1``, then
+    ``model, data = labkit.load(s)``.
+    Raises :class:`ModelError` naming the file, the offending line and a fix.
+    """
+    __tracebackhide__ = True
+    gl.choose()
+    import mujoco
+
+    text, origin, path = _read(source)
+    try:
+        return mujoco.MjSpec.from_string(text) if path is None else mujoco.MjSpec.from_file(str(path))
+    except ValueError as exc:
+        raise _explain(str(exc), text, origin) from None
+
+
+def _read(source: str | os.PathLike[str]) -> tuple[str, str, Path | None]:
+    """(MJCF text, where it came from, its file or None) of an MJCF string, a path or a
+    course model name."""
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return source, "the MJCF string", None
+    raw = str(source)
+    is_path = os.sep in raw or "/" in raw or raw.endswith((".xml", ".urdf"))
+    path = Path(raw) if is_path else model_path(raw)
+    if not path.is_file():
+        raise ModelError(f"No model file at {path}. Check the path (relative paths start "
+                         f"from the notebook's folder, {Path.cwd()}).")
+    return path.read_text(encoding="utf-8", errors="replace"), str(path), path
+
+
 def load(
-    source: str | os.PathLike[str],
+    source: str | os.PathLike[str] | mujoco.MjSpec,
     *,
     keyframe: str | int | None = None,
     assets: dict[str, bytes] | None = None,
 ) -> tuple[mujoco.MjModel, mujoco.MjData]:
     """Compile a model and return ``(model, data)`` with ``mj_forward`` already run.
 
-    source: a course model name (``"pendulum"``), a path to an MJCF/URDF file, or an
-        MJCF string (anything starting with ``<``).
+    source: a course model name (``"pendulum"``), a path to an MJCF/URDF file, an MJCF
+        string (anything starting with ``<``), or an ``MjSpec`` (see :func:`spec`).
     keyframe: name or index of a ``<key>`` to reset the data to before ``mj_forward``.
     assets: extra files (name → bytes) for an XML string that references meshes etc.
 
     Raises :class:`ModelError` naming the file, the offending line and a fix.
+
+    Example: ``model, data = labkit.load("pendulum", keyframe="tilted")``.
     """
     __tracebackhide__ = True
     gl.choose()  # MuJoCo must not be imported before the GL backend is chosen
     import mujoco
 
     text: str | None
-    if isinstance(source, str) and source.lstrip().startswith("<"):
-        text, origin, path = source, "the MJCF string", None
+    if isinstance(source, mujoco.MjSpec):
+        text, origin, path = None, "the edited MjSpec", None
     else:
-        raw = str(source)
-        is_path = os.sep in raw or "/" in raw or raw.endswith((".xml", ".urdf"))
-        path = Path(raw) if is_path else model_path(raw)
-        if not path.is_file():
-            raise ModelError(f"No model file at {path}. Check the path (relative paths start "
-                             f"from the notebook's folder, {Path.cwd()}).")
-        text = path.read_text(encoding="utf-8", errors="replace")
-        origin = str(path)
+        text, origin, path = _read(source)
     try:
-        if path is None:
+        if isinstance(source, mujoco.MjSpec):
+            model = source.compile()
+        elif path is None:
             model = mujoco.MjModel.from_xml_string(text, assets or {})
         else:
             model = mujoco.MjModel.from_xml_path(str(path), assets or {})

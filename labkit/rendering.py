@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import gl
-from .recording import Control, control, steps_for
+from . import gl, sim
+from .sim import Control
 
 if TYPE_CHECKING:
     import mujoco
@@ -46,9 +46,6 @@ def close_renderers() -> None:
         _close(renderer)
 
 
-# Runs before mujoco.egl's own atexit handler (handlers run last-registered first):
-# a renderer freed after EGL has terminated raises noisy errors at interpreter exit.
-atexit.register(close_renderers)
 
 
 def _renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
@@ -62,18 +59,28 @@ def _renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer
         return entry[1]
     if entry is not None:  # a new model reused the id of a collected one
         _close(_renderers.pop(key)[1])
-    # The offscreen buffer must hold the frame; enlarging it only affects rendering.
-    model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
-    model.vis.global_.offheight = max(model.vis.global_.offheight, height)
     if not hasattr(mujoco, "Renderer"):
         raise gl.GLUnavailable(
             "mujoco.Renderer does not exist in this process: MUJOCO_GL and PYOPENGL_PLATFORM "
             "disagree, or mujoco was imported before labkit.setup(). Restart the kernel and "
             "run labkit.setup() first."
         )
+    if not _renderers:
+        # Registered after mujoco (and mujoco.egl) is imported, so it runs before their own
+        # atexit handlers (last registered, first run): a renderer freed after EGL has
+        # terminated raises noisy errors at interpreter exit.
+        atexit.unregister(close_renderers)
+        atexit.register(close_renderers)
     while len(_renderers) >= _CACHE_SIZE:
         _close(_renderers.popitem(last=False)[1][1])
-    renderer = mujoco.Renderer(model, height=height, width=width)
+    # The offscreen buffer must hold the frame: widen it for the Renderer's construction
+    # only, so the learner's model is left as it was.
+    size = model.vis.global_.offwidth, model.vis.global_.offheight
+    model.vis.global_.offwidth, model.vis.global_.offheight = max(size[0], width), max(size[1], height)
+    try:
+        renderer = mujoco.Renderer(model, height=height, width=width)
+    finally:
+        model.vis.global_.offwidth, model.vis.global_.offheight = size
     _renderers[key] = (weakref.ref(model), renderer)
     return renderer
 
@@ -157,6 +164,8 @@ def snapshot(
     or "geom", "site", "world", ...; transparent: make geoms see-through; flags: more of
     MuJoCo's visual flags by name, e.g. ``("convexhull", "inertia", "joint")``.
     Does not change ``data``.
+
+    Example: ``image = labkit.snapshot(model, data, camera="side")`` → shape (360, 480, 3).
     """
     __tracebackhide__ = True
     renderer = _renderer(model, width, height)
@@ -188,6 +197,8 @@ def show(
     :func:`snapshot`); ``show(image)`` shows an RGB array; ``show([img1, img2, ...],
     titles=[...])`` shows a row of images.  ``title`` becomes the text caption that
     nbval compares instead of the pixels.
+
+    Example: ``labkit.show(model, data, title="the pendulum at rest")``.
     """
     __tracebackhide__ = True
     if isinstance(model_or_image, list | tuple):
@@ -215,43 +226,37 @@ def _ffmpeg_ready() -> None:
 def video(
     model: mujoco.MjModel,
     data: mujoco.MjData,
-    duration_or_steps: float | int,
     *,
+    duration: float | None = None,
+    nstep: int | None = None,
     ctrl: Control = None,
     fps: float = 30.0,
     width: int = 320,
     height: int = 240,
     title: str | None = None,
-    show: bool = True,
+    inline: bool = True,
     **options: Any,
 ) -> np.ndarray:
-    """Simulate for a duration (s, float) or a number of steps (int), filming as it goes.
+    """Simulate for ``duration`` seconds or ``nstep`` steps, filming as it goes.
 
-    Frames are taken every ``1/fps`` seconds of simulated time (the first one before
-    any step), so the video plays at real speed.  ``ctrl`` is as in
-    :func:`labkit.record`; camera and flag options as in :func:`snapshot`.  Shows the
-    video inline unless ``show=False``; returns the frames, shape (N, height, width, 3).
-    ``data`` is left at the final state.
+    A frame is taken before the first step and then every ``round(1 / (fps · timestep))``
+    steps, and the video plays at the rate that makes it real time.  ``ctrl`` as in
+    :func:`labkit.record`; camera and flag options as in :func:`snapshot`.
+
+    Returns the frames, shape (N, height, width, 3), uint8; shows them inline unless
+    ``inline=False``.  ``data`` is left at the final state.
+
+    Example: ``labkit.video(model, data, duration=2.0, title="two seconds of swing")``.
     """
     __tracebackhide__ = True
-    import mujoco
-
-    steps = steps_for(model, duration_or_steps)
-    apply = control(model, ctrl)
-    frame_dt = 1.0 / fps
-    frames = [snapshot(model, data, width=width, height=height, **options)]
-    next_frame = data.time + frame_dt
-    for _ in range(steps):
-        if apply is not None:
-            apply(data)
-        mujoco.mj_step(model, data)
-        if data.time >= next_frame - 1e-9:
-            frames.append(snapshot(model, data, width=width, height=height, **options))
-            next_frame += frame_dt
+    every = max(1, round(1.0 / (fps * model.opt.timestep)))
+    frames: list[np.ndarray] = []
+    sim.run(model, data, duration=duration, nstep=nstep, ctrl=ctrl, every=every,
+            sample=lambda _: frames.append(snapshot(model, data, width=width, height=height, **options)))
     clip = np.stack(frames)
-    if show:
+    if inline:
         import mediapy
 
         _ffmpeg_ready()
-        mediapy.show_video(clip, fps=fps, title=title)
+        mediapy.show_video(clip, fps=1.0 / (every * model.opt.timestep), title=title)
     return clip

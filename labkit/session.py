@@ -92,6 +92,8 @@ def setup(*, seed: int = 0, precision: int = 4, quiet: bool = False) -> Session:
     Call it before anything imports ``mujoco``.  ``seed`` seeds numpy's and Python's
     global RNGs; ``precision`` is numpy's print precision (digits).  Prints the banner
     unless ``quiet``; warns (does not fail) when MuJoCo is not the baseline version.
+
+    Example: ``import labkit; labkit.setup()`` as a notebook's first cell.
     """
     __tracebackhide__ = True
     if "mujoco" in sys.modules and "MUJOCO_GL" not in os.environ and platform.system() == "Linux":

@@ -1,6 +1,10 @@
 """Sources that a claim cites, each resolved against the installed MuJoCo.
 
-A :class:`Source` carries a label and a permalink at the pinned version.  Constructing
+A :class:`Source` carries a label and a permalink at the pinned version.  Claims cite
+sources by that printed label (:func:`cite`): ``"mjmodel.h:nq"`` (a header declaration),
+``"engine_core_constraint.c:mj_makeImpedance"`` (an engine function),
+``"XMLreference#body-joint-type"`` (a manual section), ``"#1741"`` (a learner question on
+MuJoCo's issue tracker), ``"seed 004 §6"`` (a course source document).  Constructing
 one *checks* it: a header symbol must be declared in the installed wheel's headers, an
 engine function must be in the installed ``libmujoco`` (where its symbol table can be
 read), a documentation page must be one the manual has.  A source that no longer
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from .session import BASELINE_MUJOCO
 
-__all__ = ["Source", "SourceError", "doc", "engine", "header", "issue", "seed"]
+__all__ = ["Source", "SourceError", "cite", "doc", "engine", "header", "issue", "seed"]
 
 REPO = "https://github.com/google-deepmind/mujoco"
 DOCS = f"https://mujoco.readthedocs.io/en/{BASELINE_MUJOCO}"
@@ -82,10 +86,12 @@ def header(file: str, symbol: str) -> Source:
         if pattern.search(code) and not code.lstrip().startswith(("*", "/*")):
             url = f"{REPO}/blob/{BASELINE_MUJOCO}/include/mujoco/{file}#L{number}"
             return Source("header", f"{file}:{symbol}", url, line.strip())
+    words = {w for line in _header_lines(file) for w in re.findall(r"[A-Za-z_]\w*", line.split("//", 1)[0])}
+    close = difflib.get_close_matches(symbol, words, n=3)
     raise SourceError(
-        f"{file} in MuJoCo {_installed_version()} declares no {symbol!r}: it was renamed or "
-        "removed, so the claim citing it needs revisiting"
-    )
+        f"{file} in MuJoCo {_installed_version()} declares no {symbol!r}"
+        + (f"; did you mean {' or '.join(close)}?" if close else
+           ": it was renamed or removed, so the claim citing it needs revisiting"))
 
 
 def _installed_version() -> str:
@@ -218,3 +224,39 @@ def seed(document: str, section: str = "") -> Source:
     if not re.fullmatch(r"\d{3}", document):
         raise SourceError(f"seed documents are cited by their three-digit number, got {document!r}")
     return Source("seed", f"seed {document}" + (f" {section}" if section else ""), None)
+
+
+_ISSUE = re.compile(r"^(?:mujoco)?#(?P<number>\d+)(?:\s+\((?P<about>.*)\))?$")
+_SEED = re.compile(r"^seed\s+(?P<document>\d{3})(?:\s+(?P<section>.+))?$")
+_CODE = re.compile(r"^(?P<file>[\w./-]+\.(?P<ext>h|c|cc|cpp)):(?P<symbol>[\w:~]+)$")
+_DOC = re.compile(r"^(?:docs\s+)?(?P<page>[A-Za-z][\w/]*)(?:#(?P<anchor>[\w.:-]+))?$")
+
+
+def cite(label: str | Source) -> Source:
+    """The source a printed label names, resolved and checked like :func:`header`,
+    :func:`engine`, :func:`doc`, :func:`issue` and :func:`seed` do.
+
+    Example: ``cite("mjmodel.h:nq")``, ``cite("XMLreference#body-joint-type")``,
+    ``cite("engine_forward.c:mj_fwdActuation")``, ``cite("#1741")``.
+    A typo raises :class:`SourceError`, with a "did you mean" where one is close.
+    """
+    __tracebackhide__ = True
+    if isinstance(label, Source):
+        return label
+    if not isinstance(label, str):
+        raise SourceError(f"a source is a label such as 'mjmodel.h:nq' or '#1741', got {label!r}")
+    text = label.strip()
+    if match := _ISSUE.match(text):
+        return issue(int(match["number"]), match["about"] or "")
+    if match := _SEED.match(text):
+        return seed(match["document"], match["section"] or "")
+    if match := _CODE.match(text):
+        if match["ext"] == "h":
+            return header(match["file"], match["symbol"])
+        return engine(match["file"], match["symbol"])
+    if match := _DOC.match(text):
+        return doc(match["page"], match["anchor"])
+    raise SourceError(
+        f"cannot read the source {label!r}: cite a header ('mjmodel.h:nq'), an engine function "
+        "('engine_forward.c:mj_fwdActuation'), a manual section ('XMLreference#body-joint-type') "
+        "or an issue ('#1741')")

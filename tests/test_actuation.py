@@ -8,15 +8,21 @@ labkit's recomputation alone.
 
 from __future__ import annotations
 
+import importlib
 import math
+import re
+from pathlib import Path
 
 import mujoco
 import numpy as np
 import pytest
 
 import labkit
-from labkit import actuation
-from labkit.actuation import Trace, TraceMismatch, explain, trace
+from labkit import display
+from labkit.actuation import Trace, TraceMismatch, explain, laws, params, rounding, trace
+
+# the module labkit/actuation/trace.py (the package's attribute ``trace`` is the function)
+trace_module = importlib.import_module("labkit.actuation.trace")
 
 H = 0.002  # timestep of every test model (s)
 
@@ -476,13 +482,13 @@ def test_a_wrong_force_law_is_detected(monkeypatch):
     model, data = build('<position name="servo" joint="hinge" kp="10"/>')
     data.ctrl[0] = 0.5
     mujoco.mj_forward(model, data)
-    original = actuation._force_law
+    original = laws.force_law
 
     def off_by_a_little(model, d, i, u, chain):
         original(model, d, i, u, chain)
         chain.force_raw[model.actuator_outadr[i]] *= 1 + 1e-6  # 1000× the tolerance
 
-    monkeypatch.setattr(actuation, "_force_law", off_by_a_little)
+    monkeypatch.setattr(laws, "force_law", off_by_a_little)
     expected = r"stage 'force' of actuator 'servo'.*\[5\.000005\].*actuator_force\[0:1\] holds \[5\]"
     with pytest.raises(TraceMismatch, match=expected):
         trace(model, data, "servo")
@@ -492,7 +498,7 @@ def test_a_wrong_activation_law_is_detected(monkeypatch):
     model, data = build('<pid joint="hinge" ki="1" slewmax="2"/>')
     data.ctrl[:] = [1.0, 0.0]
     mujoco.mj_forward(model, data)
-    monkeypatch.setattr(actuation, "_slew", lambda u, prev, rate, dt, period: (u, (u - prev) / dt))
+    monkeypatch.setattr(laws, "slew", lambda u, prev, rate, dt, period: (u, (u - prev) / dt))
     with pytest.raises(TraceMismatch, match=r"stage 'act_dot'"):
         trace(model, data, 0)
 
@@ -503,14 +509,14 @@ def test_a_forgotten_joint_limit_is_detected(monkeypatch):
     model, data = build('<motor joint="spin" gear="3"/>', world=world)
     data.ctrl[0] = 1.0
     mujoco.mj_forward(model, data)
-    original = actuation._chain
+    original = trace_module.recompute
 
     def unclamped(model, d):
-        chain = original(model, d)
-        chain.qfrc_actuator = chain.qfrc_total
-        return chain
+        stages = original(model, d)
+        stages.qfrc_actuator = stages.qfrc_total
+        return stages
 
-    monkeypatch.setattr(actuation, "_chain", unclamped)
+    monkeypatch.setattr(trace_module, "recompute", unclamped)
     with pytest.raises(TraceMismatch, match=r"stage 'qfrc_actuator'.*\[3\].*\[1\]"):
         trace(model, data, 0)
 
@@ -520,18 +526,38 @@ def test_a_forgotten_joint_limit_is_detected(monkeypatch):
 
 
 def test_enum_values_match_the_installed_mujoco():
+    # labkit names and compares types through MuJoCo's own enums: every value reads as its enum name
     for prefix, enum in (("_TRN_", mujoco.mjtTrn), ("_DYN_", mujoco.mjtDyn), ("_GAIN_", mujoco.mjtGain),
                          ("_BIAS_", mujoco.mjtBias), ("_JNT_", mujoco.mjtJoint)):
-        names = [n for n in dir(actuation) if n.startswith(prefix) and isinstance(getattr(actuation, n), int)]
-        assert len(names) >= 4
-        for name in names:
-            mj = "mj" + prefix.strip("_") + "_" + name[len(prefix):]
-            assert getattr(actuation, name) == int(getattr(enum, mj)), name
+        members = dict(enum.__members__)
+        assert len(members) >= 4
+        for name, member in members.items():
+            assert name.startswith("mj" + prefix.strip("_") + "_"), name
+            assert params.type_name(enum, int(member)) == name.split("_", 1)[1].lower(), name
+    assert params.type_name(mujoco.mjtDyn, 99) == "99"  # a value MuJoCo does not name prints as a number
+    for kind, enum in (("gain", mujoco.mjtGain), ("bias", mujoco.mjtBias), ("dyn", mujoco.mjtDyn)):
+        for name, member in enum.__members__.items():  # a parameter table for every type but user
+            assert (params.prm_names(kind, int(member)) is None) == name.endswith("_USER"), name
+    assert params.prm_names("dyn", mujoco.mjtDyn.mjDYN_FILTEREXACT) == ("timeconst",)
     for name, bit in (("POS", 1), ("VEL", 2), ("FF", 4), ("VOLTAGE", 8), ("NONE", 16), ("PRESSURE", 32)):
         assert int(getattr(mujoco.mjtCtrlInput, f"mjINPUT_{name}")) == bit
-        assert getattr(actuation, f"_IN_{name}") == bit
-    assert int(mujoco.mjtCtrlChart.mjCHART_QUAT) == actuation._CHART_QUAT
-    assert (mujoco.mjMINVAL, mujoco.mjMAXVAL) == (actuation._MINVAL, actuation._MAXVAL)
+        assert params.type_name(mujoco.mjtCtrlInput, bit) == name.lower()
+    vel_ff = int(mujoco.mjtCtrlInput.mjINPUT_VEL | mujoco.mjtCtrlInput.mjINPUT_FF)
+    assert params.unpack(np.array([0.5, 0.2]), vel_ff) == (0.0, 0.5, 0.2, 0.0)
+    assert params.type_name(mujoco.mjtCtrlChart, int(mujoco.mjtCtrlChart.mjCHART_QUAT)) == "quat"
+    model, _ = build('<motor joint="hinge"/>')
+    assert [params.joint_dofs(model, j) for j in range(model.njnt)] == [1, 1, 1, 3, 6]
+    # nothing in the package restates MuJoCo's numbering or its constants
+    source = "\n".join(path.read_text() for path in Path(params.__file__).parent.glob("*.py"))
+    assert not re.search(r"= range\(\d+\)|\b_(TRN|DYN|GAIN|BIAS|IN|CHART|JNT)_[A-Z]+\b", source)
+    assert "mjMINVAL" in source and "mjMAXVAL" in source and "1e-15" not in source and "= 1e10" not in source
+
+
+def test_round_off_is_compared_equal_and_printed_as_zero():
+    assert rounding.tolerance(3.0, -5.0) == 5 * rounding.RTOL and rounding.tolerance(1e-3) == rounding.RTOL
+    assert rounding.agree(1.0, 1.0 + 1e-12) and not rounding.agree(1.0, 1.0 + 1e-8)
+    np.testing.assert_array_equal(display.clean([2.0, 3e-12, np.nan]), [2.0, 0.0, np.nan])
+    np.testing.assert_array_equal(display.clean([[5e-10]]).reshape(-1), [0.0])  # below 1e-9 absolute: zero
 
 
 def test_text_is_a_deterministic_table_and_html_renders():

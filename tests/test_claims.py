@@ -11,13 +11,13 @@ import labkit
 
 
 def test_true_claim_returns_a_passed_claim():
-    claim = labkit.check("two plus two", 2 + 2, 4, sources=labkit.issue(1))
+    claim = labkit.check("two plus two", 2 + 2, 4, sources="#1")
     assert claim.passed and claim.sources[0].label == "mujoco#1"
 
 
 def test_false_claim_raises_with_observed_expected_and_sources():
     with pytest.raises(labkit.ClaimFailed) as info:
-        labkit.check("gravity is 10", -9.81, -10.0, tol=0.1, sources=labkit.doc("XMLreference"))
+        labkit.check("gravity is 10", -9.81, -10.0, tol=0.1, sources="XMLreference")
     text = str(info.value)
     assert "gravity is 10" in text and "-9.81" in text and "-10" in text
     assert "0.19" in text and "docs XMLreference" in text
@@ -45,16 +45,17 @@ def test_comparison_rules(observed, expected, kw, holds):
             labkit.check("c", observed, expected, **kw)
 
 
-def test_sources_must_be_source_objects():
-    with pytest.raises(TypeError):
-        labkit.check("c", 1, 1, sources=["mjmodel.h"])
+def test_sources_must_be_source_labels():
+    for wrong in (["mjmodel.h"], [42]):
+        with pytest.raises(labkit.SourceError):
+            labkit.check("c", 1, 1, sources=wrong)
 
 
 def test_claims_log(tmp_path, monkeypatch):
     log = tmp_path / "claims.jsonl"
     monkeypatch.setenv("LABKIT_CLAIMS", str(log))
     monkeypatch.setenv("LABKIT_NOTEBOOK", "99_test")
-    labkit.check("first", 1.5, 1.5, sources=labkit.header("mjmodel.h", "nv"))
+    labkit.check("first", 1.5, 1.5, sources="mjmodel.h:nv")
     with pytest.raises(AssertionError):
         labkit.check("second", np.array([1.0]), np.array([2.0]))
     first, second = (json.loads(line) for line in log.read_text().splitlines())

@@ -127,3 +127,13 @@ def test_table_reports_the_resting_weight():
     assert rows[0].normal_force == pytest.approx(0.1 * 9.81, rel=1e-3)
     np.testing.assert_allclose(rows[0].normal, [0, 0, 1], atol=1e-9)
     assert rows[0].dist < 0 and "ball" in contact.table(model, data).text()
+
+
+def test_geom_id_takes_names_and_ids():
+    model, _ = labkit.load(XML)
+    ball = model.geom("ball").id
+    assert contact.geom_id(model, "ball") == contact.geom_id(model, ball) == ball
+    with pytest.raises(KeyError, match=r"no geom named 'bal'; its geoms: \["):
+        contact.geom_id(model, "bal")
+    with pytest.raises(KeyError, match="out of range"):
+        contact.geom_id(model, model.ngeom)

@@ -91,6 +91,25 @@ def test_an_object_left_behind_slips_by_the_hand_travel():
     assert report.phases == {"close": (0.0, 0.2), "lift": (0.2, 1.2), "hold": (1.2, 1.7)}
 
 
+
+def test_sample_k_is_read_after_step_k_plus_1_like_a_hand_written_loop():
+    # trial runs through labkit.sim.run; its samples must be those of the plain loop
+    # "write ctrl, mj_step, read" (after mj_step, xpos is the state the step started from).
+    model, data = labkit.load(ARM)
+    kwargs = dict(close={"finger": 0.01}, lift={"lift": 0.05}, durations=(0.05, 0.1, 0.05))
+    report = grasp.trial(model, data, object="object", fingers=["finger"], hand="hand", **kwargs)
+    control = grasp.script(model, **kwargs)
+    plain = mujoco.MjData(model)
+    hand, start = model.body("hand").id, None
+    moved = []
+    for _ in range(len(report.recording.t)):
+        plain.ctrl[:] = control(model, plain)
+        mujoco.mj_step(model, plain)
+        start = plain.xpos[hand].copy() if start is None else start
+        moved.append(plain.xpos[hand] - start)
+    assert np.array_equal(report.recording["hand"], np.array(moved))
+    assert np.array_equal(plain.qpos, data.qpos) and plain.time == data.time
+
 PALM = '<geom type="box" size="0.02 0.02 0.01" mass="0.5"/>'
 CARRIED = '<body name="object" pos="0 0 -0.03"><geom type="sphere" size="0.01" mass="0.1"/></body>'
 WELDED = (ARM.replace('body name="object"', 'body name="unused"').replace('geom name="object"', 'geom')

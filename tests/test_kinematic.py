@@ -342,3 +342,35 @@ def test_penetration_counts_only_the_chosen_geoms(hand):
     assert K.penetration(model, data, K.moved_geoms(model, ["index_mcp"])) == 0.0
     assert set(K.moved_geoms(model, ["index_pip"])) == {
         g for g in range(model.ngeom) if model.body(model.geom_bodyid[g]).name in ("index_mid", "index_dist")}
+
+
+def test_public_names_stay_importable_from_labkit_kinematic():
+    for name in ("Coupling", "Driver", "StepReport", "apply_couplings", "command_to_targets",
+                 "couplings_from_model", "joint_ranges", "moved_geoms", "penetration", "EVALUATORS"):
+        assert hasattr(K, name), name
+    from labkit.kinematic.driver import Driver
+    assert K.Driver is Driver
+
+
+def test_slew_lands_on_the_goal_and_respects_the_limits():
+    from labkit.kinematic.commands import slew_towards
+
+    q = slew_towards(np.array([0.0, 0.0, 0.95]), np.array([1.0, 0.05, 2.0]), np.full(3, 0.1),
+             np.full(3, -1.0), np.ones(3))
+    assert q.tolist() == [0.1, 0.05, 1.0]   # limited, landed exactly, clipped to hi
+
+
+def test_bisect_stops_a_blocked_joint_within_its_step_over_2_to_the_iterations():
+    from labkit.kinematic.projection import bisect
+
+    wall = 0.3   # joint 0 may not pass 0.3; joint 1 is free; nothing is coupled
+    pose, blocked = bisect(np.zeros(2), np.array([1.0, 0.5]), [0, 1], lambda q: q[0] > wall,
+                           lambda q: q, 10)
+    assert blocked == [0] and pose[1] == 0.5
+    assert wall - 1.0 / 2**10 <= pose[0] <= wall
+
+
+def test_unknown_joint_names_list_the_model_joints(rig):
+    model, _ = rig
+    with pytest.raises(KeyError, match=r"no joint named 'bse'; its joints: \["):
+        K.joint_ranges(model, ["bse"])

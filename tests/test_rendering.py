@@ -25,14 +25,16 @@ def test_renderer_is_reused(pendulum):
     assert len(rendering._renderers) <= rendering._CACHE_SIZE
 
 
-def test_frames_larger_than_the_offscreen_buffer(pendulum):
+def test_frames_larger_than_the_offscreen_buffer_leave_the_model_alone(pendulum):
     model, data = pendulum
+    before = (model.vis.global_.offwidth, model.vis.global_.offheight)
     assert labkit.snapshot(model, data, width=800, height=600).shape == (600, 800, 3)
+    assert (model.vis.global_.offwidth, model.vis.global_.offheight) == before
 
 
 def test_video_samples_at_fps(pendulum):
     model, data = pendulum
-    clip = labkit.video(model, data, 0.5, fps=20, width=64, height=48, show=False)
+    clip = labkit.video(model, data, duration=0.5, fps=20, width=64, height=48, inline=False)
     assert clip.shape == (11, 48, 64, 3)  # t = 0, 0.05, ..., 0.5
     assert data.time == np.float64(0.5) or abs(data.time - 0.5) < 1e-9
 

@@ -59,6 +59,8 @@ def exercise(number: str) -> None:
 
     Raises :class:`ExerciseFailed` (its message is the feedback) when a requirement is
     not met.  (Nothing is returned, so the cell shows only the feedback.)
+
+    Example: ``labkit.exercise("1.3")`` in the cell after the answer cell.
     """
     __tracebackhide__ = True
     namespace = sys._getframe(1).f_globals  # the notebook's namespace: where answers live

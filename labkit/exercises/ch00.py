@@ -5,8 +5,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from ..formatting import fmt
-from ..models import load, model_path
+from .. import models
+from ..display import fmt
+from ..models import load
 from ..recording import record
 from .answers import NUMBER
 from .core import Exercise, checker
@@ -25,8 +26,8 @@ def _pendulum_facts() -> tuple[float, float, float]:
 
 def _period(model: mujoco.MjModel, data: mujoco.MjData, seconds: float) -> float:
     """Mean period (s) of the hinge ``swing`` from its zero crossings over ``seconds``."""
-    swing = record(model, data, seconds, ["qpos:swing"])
-    return float(np.diff(swing.crossings("qpos:swing")).mean())
+    swing = record(model, data, {"angle": data.joint("swing").qpos}, duration=seconds)
+    return float(np.diff(swing.crossings("angle")).mean())
 
 
 @checker("0.1", "Read a site position with named access", points=1, answers={"tip_height": NUMBER})
@@ -42,7 +43,7 @@ def _read_site(ex: Exercise) -> None:
 
 def long_pendulum() -> tuple[mujoco.MjModel, mujoco.MjData]:
     """The course pendulum with its bob 2 m below the hinge, at the tilted keyframe."""
-    spec = mujoco.MjSpec.from_file(str(model_path("pendulum")))
+    spec = models.spec("pendulum")
     spec.geom("bob").pos = spec.site("tip").pos = [0, 0, -LONG_ROD]
     spec.geom("rod").fromto = [0, 0, 0, 0, 0, -LONG_ROD]
     spec.geom("floor").pos = [0, 0, -LONG_ROD - 0.2]      # the floor out of the way
@@ -76,9 +77,9 @@ def _damp(ex: Exercise) -> None:
     period = _period(model, data, 3.0)
     model, data = load("pendulum", keyframe="tilted")
     model.dof_damping[model.joint("swing").dofadr[0]] = damping
-    swing = record(model, data, 3.0, ["qpos:swing"])
+    swing = record(model, data, {"angle": data.joint("swing").qpos}, duration=3.0)
     # the amplitude at 3 s: the largest |angle| in the last half period (it holds one extremum)
-    ratio = np.abs(swing["qpos:swing"][swing.t > 3.0 - period / 2]).max() / RELEASE
+    ratio = np.abs(swing["angle"][swing.t > 3.0 - period / 2]).max() / RELEASE
     ex.require(0.4 <= ratio <= 0.6, "amplitude after 3 s is 40–60 % of the release angle",
                failure=f"it is {fmt(100 * ratio)} %",
                hint="more damping decays faster; the decay rate is b/(2I) with I ≈ m L²")

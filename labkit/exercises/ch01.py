@@ -12,9 +12,9 @@ import re
 import mujoco
 import numpy as np
 
-from ..formatting import fmt
-from ..messages import mujoco_warnings
+from ..display import fmt
 from ..models import ModelError, load
+from ..sim import mujoco_warnings
 from .answers import NUMBER, STRING
 from .core import Exercise, ExerciseFailed, checker
 

@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 
 from ..actuation import explain
-from ..formatting import fmt
+from ..display import fmt
 from ..models import load, model_path
 from .answers import STRING
 from .ch01 import compile_answer, named

@@ -11,10 +11,10 @@ import mujoco
 import numpy as np
 
 from ..actuation import explain
-from ..formatting import fmt
-from ..messages import mujoco_warnings
+from ..display import fmt
 from ..models import load, model_path
 from ..recording import record
+from ..sim import mujoco_warnings
 from .answers import INTEGER, NUMBER, array
 from .core import Exercise, checker
 
@@ -132,7 +132,7 @@ def _geared_target(ex: Exercise) -> None:
     model, data = load(GEARED)
     model.opt.gravity[:] = 0
     with mujoco_warnings():
-        final = record(model, data, 3.0, ["qpos:shoulder"], ctrl=[ctrl])["qpos:shoulder"][-1]
+        final = record(model, data, {"q": data.joint("shoulder").qpos}, duration=3.0, ctrl=[ctrl])["q"][-1]
     hint = "ctrl is compared with the actuator length, and l = gear·q"
     if abs(final - GEARED_ANGLE / 3) < 1e-3:
         hint = "the arm stopped at 0.2/3 rad: that ctrl is a joint angle, but the servo reads actuator length"
@@ -187,8 +187,8 @@ def _design(ex: Exercise) -> None:
     model, data = load(arm_xml(servo))
     h = model.opt.timestep
     with mujoco_warnings() as caught:      # an unstable run warns, and MuJoCo then resets the state
-        run = record(model, data, 1.5, ["qpos:shoulder"], ctrl=[STEP_TARGET])
-    q = run["qpos:shoulder"]
+        run = record(model, data, {"q": data.joint("shoulder").qpos}, duration=1.5, ctrl=[STEP_TARGET])
+    q = run["q"]
     stable = bool(not caught and np.all(np.isfinite(q)) and np.abs(q).max() < 10)
     ex.require(stable, stability, failure="the simulation blew up",
                hint="an explicit spring needs kp·h²/I < 4, and the damping kv·h/I must stay small too")

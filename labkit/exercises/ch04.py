@@ -23,13 +23,17 @@ import mujoco
 import numpy as np
 
 from ..actuation import trace
-from ..callbacks import control_callback
-from ..formatting import fmt
-from ..messages import mujoco_warnings
-from ..models import ModelError, load
-from ..recording import Recording, record
+from ..display import fmt
+from ..models import ModelError, load, model_path
+from ..recording import Recording, activation, record
+from ..sim import control_callback, mujoco_warnings
 from .answers import BOOLEAN, NUMBER, STRING, AnswerError, array, recorded
 from .core import Exercise, ExerciseFailed, checker
+
+
+def _servo_signals(model: mujoco.MjModel, data: mujoco.MjData) -> dict[str, np.ndarray]:
+    """The push-and-reverse signals: the servo's setpoint (its activation) and the hinge angle, rad."""
+    return {"setpoint": activation(model, data, "servo"), "hinge": data.joint("hinge").qpos}
 
 __all__ = [
     "COUNTER_XML",
@@ -151,12 +155,12 @@ actuator attributes, e.g. ``actrange="-0.5 0.5"`` (radians: actrange is never co
 def push_and_reverse(extra: str = "") -> tuple[mujoco.MjModel, Recording]:
     """Full speed ahead (request 1 rad/s, clamped to 0.1) for 10 s, full reverse for 10 s on
     :data:`RUNAWAY_XML` with actuator attributes ``extra``; returns the model and the
-    recording of ``act:servo`` (setpoint, rad) and ``qpos:hinge`` (rad), 5 ms samples."""
+    recording of ``setpoint`` (the servo's activation, rad) and ``hinge`` (rad), 5 ms samples."""
     servo, servo_data = load(RUNAWAY_XML.format(extra=extra))
 
     def command(m: mujoco.MjModel, d: mujoco.MjData) -> list[float]:
         return [1.0 if d.time < 10.0 - 1e-9 else -1.0]
-    return servo, record(servo, servo_data, 20.0, ["act:servo", "qpos:hinge"], ctrl=command)
+    return servo, record(servo, servo_data, _servo_signals(servo, servo_data), duration=20.0, ctrl=command)
 
 
 @checker("4.2", "Clamp the setpoint, not the rate", points=3, answers={"actrange": array(length=2)})
@@ -170,20 +174,20 @@ def _clamp_setpoint(ex: Exercise) -> None:
     lo_lim, hi_lim = graded.joint("hinge").range
     with mujoco_warnings():
         servo_data = mujoco.MjData(graded)
-        ahead = record(graded, servo_data, 10.0, ["act:servo", "qpos:hinge"], ctrl=[1.0])
-        back = record(graded, servo_data, 20.0, ["act:servo", "qpos:hinge"], ctrl=[-1.0])
-    setpoints = np.concatenate([ahead["act:servo"], back["act:servo"]])
+        ahead = record(graded, servo_data, _servo_signals(graded, servo_data), duration=10.0, ctrl=[1.0])
+        back = record(graded, servo_data, _servo_signals(graded, servo_data), duration=20.0, ctrl=[-1.0])
+    setpoints = np.concatenate([ahead["setpoint"], back["setpoint"]])
     ex.require(setpoints.max() <= hi_lim + 1e-9 and setpoints.min() >= lo_lim - 1e-9,
                "the setpoint stays within the joint range",
                failure=f"it reached {fmt(setpoints.min())} … {fmt(setpoints.max())} rad, "
                        f"the range is {fmt(lo_lim)} … {fmt(hi_lim)} rad",
                hint="actrange is read in radians even when the model's angles are in degrees")
-    ex.require(ahead["qpos:hinge"].max() >= 0.95 * hi_lim and back["qpos:hinge"].min() <= 0.95 * lo_lim,
+    ex.require(ahead["hinge"].max() >= 0.95 * hi_lim and back["hinge"].min() <= 0.95 * lo_lim,
                "the hinge still reaches within 5 % of both ends of its range",
-               failure=f"it only reached {fmt(back['qpos:hinge'].min())} … "
-                       f"{fmt(ahead['qpos:hinge'].max())} rad",
+               failure=f"it only reached {fmt(back['hinge'].min())} … "
+                       f"{fmt(ahead['hinge'].max())} rad",
                hint="a narrower actrange than the joint range gives away part of the workspace")
-    moving = back.t[back["qpos:hinge"] < hi_lim - 0.01]                 # 10 mrad inside the limit
+    moving = back.t[back["hinge"] < hi_lim - 0.01]                 # 10 mrad inside the limit
     ex.require(moving.size > 0 and moving[0] - 10.0 <= 0.5,
                "after the reversal the hinge is back inside its range (by 10 mrad) within 0.5 s",
                failure="it stayed at the limit for "
@@ -193,55 +197,13 @@ def _clamp_setpoint(ex: Exercise) -> None:
 
 # -- Exercise 4.3: find a packed input by name --------------------------------------------
 
-PID_XML = """
-<mujoco>
-  <option gravity="0 0 0"/>
-  <worldbody>
-    <body><joint name="rail" type="slide" axis="1 0 0"/><geom type="box" size=".05 .05 .05" mass="1"/></body>
-    <body pos="0 .5 0"><joint name="wheel" axis="0 0 1"/><geom type="cylinder" size=".1 .02" mass="1"/></body>
-  </worldbody>
-  <actuator>
-    <motor name="push" joint="rail"/>
-    <pid name="spin" joint="wheel" input="vel ff" kv="3"/>
-  </actuator>
-</mujoco>"""
+PID_XML = model_path("actuator_layout_pid").read_text()
 """A motor, then a pid with inputs ``vel ff`` (ctrl: push, spin.vel, spin.ff)."""
 
-LAYOUT_XML = """
-<mujoco>
-  <option gravity="0 0 0"/>
-  <worldbody>
-    <body><joint name="neck" type="ball"/><geom type="box" size=".1 .05 .02" mass="1"/></body>
-    <body pos="0 .5 0"><joint name="wheel" axis="0 0 1"/><geom type="cylinder" size=".1 .02" mass="1"/></body>
-    <body pos="0 1 0"><joint name="rail" type="slide" axis="1 0 0"/>
-      <geom type="box" size=".05 .05 .05" mass="1"/></body>
-  </worldbody>
-  <actuator>
-    <orientation name="gaze" joint="neck" input="quat"/>
-    <pid name="spin" joint="wheel" input="pos vel ff" kp="2" kv="3"/>
-    <motor name="push" joint="rail"/>
-  </actuator>
-</mujoco>"""
+LAYOUT_XML = model_path("actuator_layout_mixed").read_text()
 """A quaternion orientation actuator (4 inputs), a pid with all three inputs, a motor."""
 
-THIRD_XML = """
-<mujoco>
-  <option gravity="0 0 0"/>
-  <worldbody>
-    <body><joint name="wheel" axis="0 0 1"/><geom type="cylinder" size=".1 .02" mass="1"/></body>
-    <body pos="0 .5 0"><joint name="neck" type="ball"/><geom type="box" size=".1 .05 .02" mass="1"/></body>
-    <body pos="0 1 0"><joint name="rail" type="slide" axis="1 0 0"/>
-      <geom type="box" size=".05 .05 .05" mass="1"/></body>
-    <body pos="0 1.5 0"><joint name="drum" axis="0 1 0"/><geom type="cylinder" size=".1 .02" mass="1"/></body>
-  </worldbody>
-  <actuator>
-    <pid name="spin" joint="wheel" input="pos ff" kp="2"/>
-    <motor name="push" joint="rail"/>
-    <orientation name="gaze" joint="neck" kp="3"/>
-    <pid name="brake" joint="drum" input="vel" kv="1"/>
-    <pid name="reel" joint="rail" input="pos vel ff" kp="1" kv="1"/>
-  </actuator>
-</mujoco>"""
+THIRD_XML = model_path("actuator_layout_unseen").read_text()
 """A layout the chapter never shows (so that no table of indices can answer Exercise 4.3):
 pid ``pos ff``, motor, expmap orientation (``rx ry rz``), pid ``vel``, pid ``pos vel ff``."""
 

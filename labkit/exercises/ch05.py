@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..formatting import fmt
+from ..display import fmt
 from ..models import load
 from ..recording import Recording, record
 from ..solver import MAXIMP, MINIMP, reference, rest_penetration
@@ -42,7 +42,7 @@ def settle(solref: Sequence[float], solimp: Sequence[float] = FLAT_SOLIMP, secon
     model.opt.timestep = timestep
     model.geom_solref[:], model.geom_solimp[:] = solref, solimp
     data.qpos[2] = 0.05 - 1e-9
-    return record(model, data, seconds, {"depth": lambda m, d: 0.05 - d.qpos[2]})
+    return record(model, data, {"depth": lambda m, d: 0.05 - d.qpos[2]}, duration=seconds)
 
 
 def rest_block(solref: Sequence[float], solimp: Sequence[float], timestep: float = BLOCK_TIMESTEP,
@@ -55,7 +55,8 @@ def rest_block(solref: Sequence[float], solimp: Sequence[float], timestep: float
     m.opt.timestep = timestep
     m.geom_solref[:], m.geom_solimp[:] = solref, solimp
     d.qpos[2] = 0.05 - 1e-9                             # touching, at rest
-    return record(m, d, seconds, {"depth": lambda m, d: 0.05 - d.qpos[2], "vz": lambda m, d: d.qvel[2]})
+    return record(m, d, {"depth": lambda m, d: 0.05 - d.qpos[2], "vz": lambda m, d: d.qvel[2]},
+                  duration=seconds)
 
 
 @checker("5.1", "Rest with at most 20 µm penetration", points=3,
@@ -141,9 +142,9 @@ def _critical_or_bouncy(ex: Exercise) -> None:
 def _soft_stop(ex: Exercise) -> None:
     stop, stop_data = load("solver_limit", keyframe="at_limit")
     stop.jnt_solref[0] = ex.value("limit_solref")
-    rec = record(stop, stop_data, 3.0, ["qpos:hinge"], ctrl=[STOP_TORQUE])
+    rec = record(stop, stop_data, {"hinge": stop_data.joint("hinge").qpos}, duration=3.0, ctrl=[STOP_TORQUE])
     # at rest: every sample of the last 0.5 s in the band, so a swing that passes through it does not count
-    beyond = np.ravel(rec["qpos:hinge"])[rec.t >= rec.t[-1] - 0.5] - stop.jnt_range[0, 1]
+    beyond = np.ravel(rec["hinge"])[rec.t >= rec.t[-1] - 0.5] - stop.jnt_range[0, 1]
     if not np.all(np.isfinite(beyond)):
         failure = "the simulation does not stay finite"
     elif np.ptp(beyond) <= 0.01 * max(STOP_DEPTH, abs(beyond[-1])):

@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 
 from ..contact import pairs
-from ..formatting import fmt
+from ..display import fmt
 from ..models import load, model_path
 from .answers import NUMBER, array, mapping
 from .core import Exercise, ExerciseFailed, checker

@@ -17,8 +17,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from .. import contact, solver
-from ..formatting import fmt
+from .. import contact, sim, solver
+from ..display import fmt
 from ..models import load, model_path
 from ..recording import Recording, record
 from .answers import array, mapping
@@ -47,9 +47,10 @@ def jitter_of(model: mujoco.MjModel, seconds: float = 1.0
     ``seconds``; return the velocity RMS (rad/s) and the mean angle (rad) of joint ``r1`` over
     the second half of the run, the final data, and the recording (``qpos:r1``, ``qvel:r1``)."""
     data = mujoco.MjData(model)
-    rec = record(model, data, seconds, ["qpos:r1", "qvel:r1"])
+    rec = record(model, data, {"angle": data.joint("r1").qpos, "speed": data.joint("r1").qvel},
+                 duration=seconds)
     late = rec.t >= seconds / 2
-    return float(np.sqrt(np.mean(rec["qvel:r1"][late] ** 2))), float(rec["qpos:r1"][late].mean()), data, rec
+    return float(np.sqrt(np.mean(rec["speed"][late] ** 2))), float(rec["angle"][late].mean()), data, rec
 
 
 @cache
@@ -144,8 +145,8 @@ def bounce(solref: Sequence[float], model_name: str = "tuning_bounce", seconds: 
     (0 if it never lifts off), the recording (``xpos:ball``), the model and the final data."""
     model, data = load(model_name)
     model.geom_solref[model.geom("ball").id] = solref
-    rec = record(model, data, seconds, ["xpos:ball"])
-    lowest = rec["xpos:ball"][:, 2] - model.geom("ball").size[0]        # height of the ball's bottom
+    rec = record(model, data, {"ball": data.body("ball").xpos}, duration=seconds)
+    lowest = rec["ball"][:, 2] - model.geom("ball").size[0]        # height of the ball's bottom
     impact = np.argmin(np.where(rec.t < 0.6, lowest, np.inf))           # first impact at ≈0.45 s
     rebound = max(lowest[impact:].max(), 0.0)                            # 0: it never lifts off
     return float(np.sqrt(rebound / lowest[0])), rec, model, data
@@ -218,11 +219,11 @@ def slot_trial(walls: Sequence[Any]) -> tuple[float, list[float], np.ndarray]:
     the four probes' heights after the drop (m) and |x|, |y| of the peg after the push (m)."""
     slot_model = decomposed(walls, edit=slot)
     slot_data = mujoco.MjData(slot_model)
-    record(slot_model, slot_data, 0.6, ["time"])
+    sim.run(slot_model, slot_data, duration=0.6)
     depth = SLOT_RIM - (slot_data.body("peg").xpos[2] - PEG_HALF[2])
     rims = [float(slot_data.body(f"probe{i}").xpos[2]) for i in range(len(SLOT_PROBES))]
     slot_data.xfrc_applied[slot_model.body("peg").id, :2] = (1.0, 1.0)
-    record(slot_model, slot_data, 0.4, ["time"])
+    sim.run(slot_model, slot_data, duration=0.4)
     return float(depth), rims, np.abs(slot_data.body("peg").xpos[:2])
 
 

@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 
 from .. import kinematic
-from ..formatting import fmt
+from ..display import fmt
 from ..models import load
 from .answers import INTEGER, NUMBER, mapping
 from .core import Exercise, ExerciseFailed, checker

@@ -17,10 +17,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from .. import grasp, solver
-from ..formatting import fmt
+from .. import grasp, sim, solver
+from ..display import fmt
 from ..models import load
-from ..recording import record
 from .answers import NUMBER, PARAMS, array
 from .core import Exercise, ExerciseFailed, checker
 
@@ -189,7 +188,7 @@ def table_depth_for(solref: Sequence[float], seconds: float = 0.5) -> float:
     its contacts."""
     resting, rest_data = build({**START, "cone": "elliptic", "solref": tuple(solref),
                                 "solimp": solver.DEFAULT_SOLIMP})
-    record(resting, rest_data, seconds, ["time"])
+    sim.run(resting, rest_data, duration=seconds)
     return float(-np.mean([c.dist for c in rest_data.contact[:rest_data.ncon]]))
 
 

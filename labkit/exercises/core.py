@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..formatting import fmt
+from ..display import fmt
 from .answers import Kind
 
 __all__ = ["Exercise", "ExerciseFailed", "Result", "Spec", "chapter_specs", "checker", "spec"]
