@@ -97,12 +97,19 @@ def _fields(data: mujoco.MjData) -> list[np.ndarray]:
     return found
 
 
-def _reader(model: mujoco.MjModel, data: mujoco.MjData, name: str, source: Signal,
-            fields: list[np.ndarray]) -> Callable[[], np.ndarray]:
+def _writer(model: mujoco.MjModel, data: mujoco.MjData, name: str, source: Signal,
+            fields: list[np.ndarray], samples: int) -> tuple[Callable[[int], None], Callable[[], np.ndarray]]:
+    """(store sample k, collect the samples) for one signal."""
     if callable(source):
-        return lambda: np.array(source(model, data), dtype=float)
-    if isinstance(source, np.ndarray) and any(np.shares_memory(source, f) for f in fields):
-        return lambda: np.array(source, dtype=float)
+        values: list[np.ndarray] = []
+        return (lambda k: values.append(np.array(source(model, data), dtype=float)),
+                lambda: np.array(values))
+    if isinstance(source, np.ndarray) and any(np.may_share_memory(source, f) for f in fields):
+        out = np.empty((samples, *source.shape))
+
+        def store(k: int) -> None:
+            out[k] = source     # a view of data: this copies its current value
+        return store, lambda: out
     raise ValueError(
         f"signal {name!r} is not part of data and not a function, so it would not change as the "
         f"simulation runs (got {type(source).__name__}). Pass a named-access view such as "
@@ -145,21 +152,22 @@ def record(model: mujoco.MjModel, data: mujoco.MjData, signals: Mapping[str, Sig
         raise TypeError("signals is a dict {name: view or function}, e.g. "
                         "{'angle': data.joint('swing').qpos}")
     fields = _fields(data) if any(not callable(s) for s in signals.values()) else []
-    readers = {name: _reader(model, data, name, source, fields) for name, source in signals.items()}
     count = sim.steps(model, duration=duration, nstep=nstep)
     if every < 1:
         raise ValueError("every must be a positive number of steps")
     times = np.empty(count // every + 1)
-    store: dict[str, list[np.ndarray]] = {name: [] for name in readers}
+    writers = {name: _writer(model, data, name, source, fields, len(times))
+               for name, source in signals.items()}
+    stores = [store for store, _ in writers.values()]
 
     def sample(k: int) -> None:
         times[k] = data.time
-        for name, read in readers.items():
-            store[name].append(read())
+        for store in stores:
+            store(k)
 
     sim.run(model, data, nstep=count, ctrl=ctrl, every=every, sample=sample)
     out: dict[str, np.ndarray] = {}
-    for name, values in store.items():
-        stacked = np.array(values)
-        out[name] = stacked[:, 0] if stacked.ndim == 2 and stacked.shape[1] == 1 else stacked
+    for name, (_, collect) in writers.items():
+        values = collect()
+        out[name] = values[:, 0] if values.ndim == 2 and values.shape[1] == 1 else values
     return Recording(times, out)

@@ -55,7 +55,7 @@ def imports() -> None:
     print("start-up (best of 5 fresh processes)")
     print(f"  python alone                 {python * 1000:6.0f} ms")
     print(f"  import mujoco                {bare * 1000:6.0f} ms")
-    print(f"  import labkit                {lab * 1000:6.0f} ms   (does not import mujoco)")
+    print(f"  import labkit                {lab * 1000:6.0f} ms   (plain imports; does not import mujoco)")
     over = first_cell - bare
     verdict = "ok" if over <= IMPORT_BUDGET_S else "OVER"
     print(f"  import labkit + setup()      {first_cell * 1000:6.0f} ms   = import mujoco + "
@@ -102,7 +102,8 @@ def recording(steps: int = 20000, repeats: int = 5) -> None:
     def with_labkit() -> float:
         mujoco.mj_resetDataKeyframe(model, data, 0)
         start = time.perf_counter()
-        labkit.record(model, data, steps, ["qpos:swing", "qvel:swing", "sensor:bob_pos"])
+        labkit.record(model, data, {"angle": data.joint("swing").qpos, "speed": data.joint("swing").qvel,
+                                    "bob": data.sensor("bob_pos").data}, nstep=steps)
         return time.perf_counter() - start
 
     def bare() -> float:
