@@ -29,7 +29,8 @@ The names a chapter uses (the code behind each is one hop away, in the module na
 ``trace``, ``explain``                   actuation: the force chain of an actuator
 ======================================  =====================================================
 
-Topic modules are used by their name: ``labkit.solver`` (solref/solimp), ``labkit.contact``
+Every exception and warning is defined in labkit/errors.py.  Topic modules are used by
+their name: ``labkit.solver`` (solref/solimp), ``labkit.contact``
 (filtering, contact tables), ``labkit.kinematic`` (kinematic drive), ``labkit.grasp``
 (grasp trials), ``labkit.sim`` (the simulation loop), ``labkit.actuation`` (the force
 chain in full) and ``labkit.exercises`` (answers and their checkers).  The instructor's

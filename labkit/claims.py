@@ -19,13 +19,12 @@ import numpy as np
 
 from . import display, reporting
 from .display import fmt
+from .errors import ClaimFailed
 from .sources import Source, cite
 
 __all__ = ["Claim", "ClaimFailed", "above", "below", "between", "check"]
 
 
-class ClaimFailed(AssertionError):
-    """A course claim did not hold on the running MuJoCo."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +195,7 @@ def _jsonable(value: Any) -> Any:
 
 def _display(claim: Claim) -> None:
     claim._shown = True
-    reporting.show(claim.text(), claim._repr_html_())
+    reporting.publish(claim.text(), claim._repr_html_())
 
 
 def _compare(observed: Any, expected: Any, tol: float | None, rtol: float | None) -> str:

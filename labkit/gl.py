@@ -19,6 +19,8 @@ import platform
 import sys
 from dataclasses import dataclass
 
+from .errors import GLUnavailable
+
 __all__ = ["Backend", "GLUnavailable", "choose", "failure_message", "install_hint", "probe", "require"]
 
 # The Debian/Ubuntu packages that provide each backend (no pip package does).
@@ -28,8 +30,6 @@ APT_PACKAGES = {
 }
 
 
-class GLUnavailable(RuntimeError):
-    """No OpenGL backend can render on this machine; the message says how to fix it."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import gl
+from .errors import ModelError
 
 if TYPE_CHECKING:
     import mujoco
@@ -37,18 +38,6 @@ _HINTS = (
 )
 
 
-class ModelError(ValueError):
-    """An MJCF model could not be found or compiled; the message says where and why.
-
-    mujoco: MuJoCo's own compiler message, as MuJoCo wrote it ("" when the model was not
-    found);
-    line: the MJCF line it points at, if any.
-    """
-
-    def __init__(self, message: str, mujoco: str = "", line: int | None = None):
-        super().__init__(message)
-        self.mujoco = mujoco
-        self.line = line
 
 
 def models_dir() -> Path:

@@ -2,7 +2,7 @@
 
 Claims and exercises are both shown as rich output (``text/html`` for JupyterLab,
 ``text/plain`` for nbval and terminals) and, when an environment variable names a file,
-appended to it as one JSON object per line (``LABKIT_CLAIMS``, ``LABKIT_GRADES``).
+appended to it as one JSON object per line (``LABKIT_CLAIMS``: the claims log).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-__all__ = ["append", "notebook_name", "show"]
+__all__ = ["append", "notebook_name", "publish"]
 
 
 def notebook_name() -> str:
@@ -36,7 +36,7 @@ def _in_ipython() -> bool:
     return get_ipython() is not None
 
 
-def show(text: str, html: str) -> None:
+def publish(text: str, html: str) -> None:
     """Display a result: rich in IPython (both representations), printed elsewhere."""
     if _in_ipython():
         from IPython.display import display

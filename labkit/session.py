@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass
 
 from . import gl
+from .errors import BaselineVersionWarning
 
 __all__ = ["BASELINE_MUJOCO", "BaselineVersionWarning", "Session", "setup"]
 
@@ -21,8 +22,6 @@ KERNEL = "mujoco-by-experiment"
 """The Jupyter kernel the course notebooks name (``./run.sh`` installs it)."""
 
 
-class BaselineVersionWarning(UserWarning):
-    """The running MuJoCo is not the course's baseline; claims may not hold."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import SourceError
 from .session import BASELINE_MUJOCO
 
 __all__ = ["Source", "SourceError", "cite", "doc", "engine", "header", "issue", "seed"]
@@ -32,8 +33,6 @@ _SOURCE_DIRS = {"engine_": "src/engine", "user_": "src/user", "xml_": "src/xml",
                 "render_": "src/render", "thread_": "src/thread", "ui_": "src/ui"}
 
 
-class SourceError(LookupError):
-    """A cited source does not exist in the installed MuJoCo (or is malformed)."""
 
 
 @dataclass(frozen=True)

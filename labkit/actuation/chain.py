@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..display import fmt
+from ..errors import TraceMismatch
 from . import laws
 from .params import joint_dofs, mj, name, wrap_period
 from .rounding import RTOL, agree
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     import mujoco
 
 
-class TraceMismatch(AssertionError):
-    """A stage that labkit recomputed disagrees with MuJoCo's own array."""
 
 
 def outputs(model: mujoco.MjModel, i: int) -> slice:

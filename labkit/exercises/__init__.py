@@ -65,7 +65,7 @@ def exercise(number: str) -> None:
     __tracebackhide__ = True
     namespace = sys._getframe(1).f_globals  # the notebook's namespace: where answers live
     graded = spec(number).grade(answers_of(number, namespace))
-    reporting.show(graded.text(), graded._repr_html_())
+    reporting.publish(graded.text(), graded._repr_html_())
     if not graded.passed:
         raise ExerciseFailed(graded.text())
 

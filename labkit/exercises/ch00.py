@@ -47,10 +47,7 @@ def long_pendulum() -> tuple[mujoco.MjModel, mujoco.MjData]:
     spec.geom("bob").pos = spec.site("tip").pos = [0, 0, -LONG_ROD]
     spec.geom("rod").fromto = [0, 0, 0, 0, 0, -LONG_ROD]
     spec.geom("floor").pos = [0, 0, -LONG_ROD - 0.2]      # the floor out of the way
-    model = spec.compile()
-    data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, model.key("tilted").id)
-    return model, data
+    return load(spec, keyframe="tilted")
 
 
 @checker("0.2", "Predict the period of a longer pendulum", points=2, answers={"long_period": NUMBER})

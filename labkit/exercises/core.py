@@ -30,13 +30,12 @@ from typing import Any
 import numpy as np
 
 from ..display import fmt
+from ..errors import ExerciseFailed
 from .answers import Kind
 
 __all__ = ["Exercise", "ExerciseFailed", "Result", "Spec", "chapter_specs", "checker", "spec"]
 
 
-class ExerciseFailed(AssertionError):
-    """An exercise answer did not meet a requirement; the message is the feedback."""
 
 
 @dataclass

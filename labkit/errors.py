@@ -1,0 +1,47 @@
+"""Every exception and warning a learner meets from labkit, in one place.
+
+Each message says what is wrong and what to do; the modules raising them import them
+from here.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BaselineVersionWarning", "ClaimFailed", "ExerciseFailed", "GLUnavailable", "ModelError",
+           "SourceError", "TraceMismatch"]
+
+
+class GLUnavailable(RuntimeError):
+    """No OpenGL backend can render on this machine; the message says how to fix it."""
+
+
+class BaselineVersionWarning(UserWarning):
+    """The running MuJoCo is not the course's baseline; claims may not hold."""
+
+
+class ModelError(ValueError):
+    """An MJCF model could not be found or compiled; the message says where and why.
+
+    mujoco: MuJoCo's own compiler message, as MuJoCo wrote it ("" when the model was not
+    found); line: the MJCF line it points at, if any.
+    """
+
+    def __init__(self, message: str, mujoco: str = "", line: int | None = None):
+        super().__init__(message)
+        self.mujoco = mujoco
+        self.line = line
+
+
+class SourceError(LookupError):
+    """A cited source does not exist in the installed MuJoCo (or is malformed)."""
+
+
+class ClaimFailed(AssertionError):
+    """A course claim did not hold on the running MuJoCo."""
+
+
+class ExerciseFailed(AssertionError):
+    """An exercise answer did not meet a requirement; the message is the feedback."""
+
+
+class TraceMismatch(AssertionError):
+    """A stage of the force chain that labkit recomputed disagrees with MuJoCo's own array."""
