@@ -68,8 +68,8 @@ def test_feedback_cells_are_one_line_and_the_helpers_come_from_labkit(name):
         assert sum(bool(pattern.fullmatch(s.strip())) for s in code) == 1, number
     source = "\n".join(code)
     assert "with labkit.exercise(" not in source and "ex.require" not in source
-    for helper in ("jitter_of", "bounce", "restitution", "decomposed", "slot", "finger_gaps", "build", "run",
-                   "rig_slip", "table_depth_for"):
+    for helper in ("jitter_of", "bounce", "restitution", "decomposed", "slot", "tray", "finger_gaps", "build",
+                   "run", "rig_slip", "table_depth_for", "panels"):
         assert not re.search(rf"^def {helper}\(", source, re.MULTILINE), f"{name} defines {helper} itself"
     for constant in ("LIMITS", "START", "SCRIPT", "CLOSE", "RIG"):
         assert not re.search(rf"^{constant} = [{{(d]", source, re.MULTILINE), f"{name} defines {constant}"
@@ -171,6 +171,26 @@ def test_7_3_checks_the_shape_of_the_walls():
         assert graded.score == 0 and "shape (n, 2, 3)" in messages(graded)
     graded = grade("7.3", {"slot_walls": [((0, 0, 0.025), (0.01, 0, 0.025))]})
     assert graded.score == 0 and "must be positive" in messages(graded)
+
+
+def test_tray_writes_the_hub_before_or_after_the_cubes():
+    from labkit.exercises import ch07
+
+    first, last = ch07.tray(9, hub_first=True), ch07.tray(9, hub_first=False)
+    assert first.nv == last.nv == 6 * 10 and first.nbody == last.nbody == 11      # world, tray, 9 cubes
+    assert first.body(1).name == "tray" and last.body(10).name == "tray"
+    assert first.opt.jacobian == mujoco.mjtJacobian.mjJAC_SPARSE
+    assert ch07.tray(1, True, mujoco.mjtJacobian.mjJAC_AUTO).opt.jacobian == mujoco.mjtJacobian.mjJAC_AUTO
+    tray = first.body("tray")
+    assert tray.mass[0] == 5 and first.geom_size[first.body_geomadr[tray.id]].tolist() == [0.6, 0.6, 0.02]
+    cubes = first.body_pos[2:]                       # 8 per row, 12 cm between centres
+    assert cubes[:, 0].tolist() == pytest.approx([0.12 * (i % 8) - 0.42 for i in range(9)])
+    assert cubes[:, 1].tolist() == pytest.approx([-0.42] * 8 + [-0.30])
+    # each 8 cm cube stands on the tray's top (z = 0.02), the tray on the floor (z = -0.02)
+    assert cubes[:, 2] - 0.04 == pytest.approx(np.full(9, 0.02))
+    data = mujoco.MjData(first)
+    mujoco.mj_step(first, data, 10)
+    assert np.abs(data.qvel).max() < 1e-2                  # resting, not falling
 
 
 # -- chapter 08 ---------------------------------------------------------------------------------------
@@ -362,6 +382,19 @@ def test_the_package_states_these_limits_read_only():
     for _, statement, weight in ch09.requirements():
         assert f"{weight:g} × {statement}" in text
     assert all(key in text for key in LIMITS)
+
+
+def test_panels_draws_slip_penetration_and_height_against_their_limits(start_report):
+    fig = ch09.panels([start_report, start_report], ["start", "again"])
+    assert [ax.get_ylabel() for ax in fig.axes] == ["slip [mm]", "penetration [mm]", "cube height [mm]"]
+    for ax, signal, limit in zip(fig.axes, ("slip", "penetration", "height"),
+                                 ("max_slip", "max_penetration", "min_lift"), strict=True):
+        trial, _, dashed, *dotted = ax.lines                    # two trials, the limit, two phase ends
+        assert np.array_equal(trial.get_xdata(), start_report.recording.t)
+        assert np.array_equal(trial.get_ydata(), 1e3 * start_report.recording[signal])        # mm
+        assert list(dashed.get_ydata()) == [1e3 * LIMITS[limit]] * 2
+        assert [line.get_xdata()[0] for line in dotted] == [0.5, 2.0]                         # s
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["start", "again"]
 
 
 def test_the_starting_point_scores_what_it_always_did(start_report):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
+from .. import models
 from ..actuation import explain
 from ..display import fmt
 from ..models import load, model_path
@@ -183,7 +184,7 @@ def lprism_model(mode: str | None = None, edit: Callable[[mujoco.MjsMesh], None]
     """Compile ``models/compiler_mesh_lprism.xml``, optionally with mesh ``lprism``'s inertia
     mode set to ``mode`` (``"convex"``, ``"exact"``, ``"legacy"``, ``"shell"``) or its
     vertices and faces changed by ``edit(mesh)``."""
-    spec = mujoco.MjSpec.from_file(str(model_path("compiler_mesh_lprism")))
+    spec = models.spec("compiler_mesh_lprism")
     if mode is not None:
         spec.mesh("lprism").inertia = getattr(mujoco.mjtMeshInertia, f"mjMESH_INERTIA_{mode.upper()}")
     if edit is not None:

@@ -108,8 +108,7 @@ def _pid_block(ex: Exercise) -> None:
                    "at rest the pid gives kv·(3 − 0) + 0.5 N·m",
                    failure=f"it gives {fmt(torque, unit='N·m')}", hint="the order is vel first, then ff")
     index = int(ex.value("ff_index"))
-    data = mujoco.MjData(model)
-    mujoco.mj_forward(model, data)
+    model, data = load(WHEEL)                        # fresh, at rest, all controls 0
     before = data.actuator("drive").force[0]
     if 0 <= index < model.nu:
         data.ctrl[index] += 1.0

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..contact import pairs
 from ..display import fmt
-from ..models import load, model_path
+from ..models import load
+from ..models import spec as model_spec
 from .answers import NUMBER, array, mapping
 from .core import Exercise, ExerciseFailed, checker
 
@@ -43,12 +44,10 @@ WANTED: tuple[tuple[tuple[str, str], bool], ...] = (
 def gripper_contacts(masks: Mapping[str, Sequence[int]]) -> set[frozenset[str]]:
     """The geom pairs in contact (``labkit.contact.pairs``) after ``mj_forward`` of
     ``contact_gripper`` with ``masks[g] = (contype, conaffinity)`` for each g in :data:`PADS`."""
-    spec = mujoco.MjSpec.from_file(str(model_path("contact_gripper")))
+    gripper = model_spec("contact_gripper")
     for g in PADS:
-        spec.geom(g).contype, spec.geom(g).conaffinity = (int(v) for v in masks[g])
-    grip = spec.compile()
-    grip_data = mujoco.MjData(grip)
-    mujoco.mj_forward(grip, grip_data)
+        gripper.geom(g).contype, gripper.geom(g).conaffinity = (int(v) for v in masks[g])
+    grip, grip_data = load(gripper)
     return pairs(grip, grip_data)
 
 
@@ -143,14 +142,11 @@ def _rubber_on_steel(ex: Exercise) -> None:
 def incline(theta: float, mu: float = 0.5, condim: int = 3) -> tuple[mujoco.MjModel, mujoco.MjData]:
     """``contact_incline`` tilted by ``theta`` degrees, with the ramp's sliding friction ``mu``
     and ``condim`` (the ramp has priority: its values decide); ``mj_forward`` already run."""
-    spec = mujoco.MjSpec.from_file(str(model_path("contact_incline")))
-    spec.frame("slope").alt.euler = [0, theta, 0]
-    spec.geom("ramp").friction[0] = mu
-    spec.geom("ramp").condim = condim      # the ramp has priority: its values decide (section 5)
-    model = spec.compile()
-    data = mujoco.MjData(model)
-    mujoco.mj_forward(model, data)
-    return model, data
+    ramp = model_spec("contact_incline")
+    ramp.frame("slope").alt.euler = [0, theta, 0]
+    ramp.geom("ramp").friction[0] = mu
+    ramp.geom("ramp").condim = condim      # the ramp has priority: its values decide (section 5)
+    return load(ramp)
 
 
 def travel(theta: float, mu: float, condim: int = 3, seconds: float = 1.0) -> float:

@@ -2,8 +2,9 @@
 
 The notebook imports its measuring helpers from here (:func:`jitter_of`, :func:`bounce`,
 :func:`restitution`, :func:`decomposed`, :func:`slot`), so the lesson and the grader use the
-same code.  The checkers read nothing but the learner's answers: every baseline they compare
-with (the undisturbed arm's jitter, the probe's resting height on the frame) is measured here.
+same code, and the scene of its § 6 (:func:`tray`).  The checkers read nothing but the
+learner's answers: every baseline they compare with (the undisturbed arm's jitter, the probe's
+resting height on the frame) is measured here.
 
 Units: metres, seconds, radians; solref as MuJoCo takes it.
 """
@@ -17,9 +18,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from .. import contact, sim, solver
+from .. import contact, models, sim, solver
 from ..display import fmt
-from ..models import load, model_path
+from ..models import load
 from ..recording import Recording, record
 from .answers import array, mapping
 from .core import Exercise, ExerciseFailed, checker
@@ -36,6 +37,7 @@ __all__ = [
     "restitution",
     "slot",
     "slot_trial",
+    "tray",
 ]
 
 
@@ -45,7 +47,8 @@ def jitter_of(model: mujoco.MjModel, seconds: float = 1.0
               ) -> tuple[float, float, mujoco.MjData, Recording]:
     """Simulate ``model`` (``tuning_frame_mesh`` or an edit of it) from its initial state for
     ``seconds``; return the velocity RMS (rad/s) and the mean angle (rad) of joint ``r1`` over
-    the second half of the run, the final data, and the recording (``qpos:r1``, ``qvel:r1``)."""
+    the second half of the run, the final data, and the recording (``"angle"`` rad and ``"speed"``
+    rad/s of ``r1``)."""
     data = mujoco.MjData(model)
     rec = record(model, data, {"angle": data.joint("r1").qpos, "speed": data.joint("r1").qvel},
                  duration=seconds)
@@ -142,7 +145,8 @@ def bounce(solref: Sequence[float], model_name: str = "tuning_bounce", seconds: 
            ) -> tuple[float, Recording, mujoco.MjModel, mujoco.MjData]:
     """Drop the ball of ``model_name`` (released 1 m above the floor) with ``solref`` on the ball
     geom; return the coefficient of restitution e = √(h₁/h₀) from the first rebound's apex
-    (0 if it never lifts off), the recording (``xpos:ball``), the model and the final data."""
+    (0 if it never lifts off), the recording (``"ball"``: the ball's position, m, shape (T, 3)),
+    the model and the final data."""
     model, data = load(model_name)
     model.geom_solref[model.geom("ball").id] = solref
     rec = record(model, data, {"ball": data.body("ball").xpos}, duration=seconds)
@@ -178,7 +182,7 @@ def decomposed(walls: Sequence[Any], as_meshes: bool = False,
     instead of a box primitive.  edit: a function applied to the ``MjSpec`` first (e.g.
     :func:`slot`).  The tube's mesh stays for looks (``contype = conaffinity = 0``); the
     walls are in geom group 3, hidden by default."""
-    spec = mujoco.MjSpec.from_file(str(model_path("tuning_peg_mesh")))
+    spec = models.spec("tuning_peg_mesh")
     if edit:
         edit(spec)
     spec.geom("tube").contype = spec.geom("tube").conaffinity = 0     # the mesh stays for looks
@@ -189,7 +193,7 @@ def decomposed(walls: Sequence[Any], as_meshes: bool = False,
             spec.body("fixture").add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=f"wall{i}", group=3)
         else:
             spec.body("fixture").add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre, size=half, group=3)
-    return spec.compile()
+    return load(spec)[0]
 
 
 SLOT_PROBES = ((0, -0.0125), (0, 0.0125), (-0.03125, 0), (0.03125, 0))
@@ -252,3 +256,33 @@ def _slot(ex: Exercise) -> None:
                hint="each wall must reach the rim (50 mm) and span the tube")
     ex.require(bool((peg_xy < SLOT_INSIDE).all()), "pushed sideways, the peg stays inside the slot",
                failure=f"the peg's centre moved to {fmt(peg_xy * 1e3, 3)} mm", hint="cover all four sides")
+
+
+# -- § 6 · body order and fill-in (the chapter's scene; no exercise) --------------------------------
+
+def tray(n: int, hub_first: bool, jacobian: mujoco.mjtJacobian = mujoco.mjtJacobian.mjJAC_SPARSE
+         ) -> mujoco.MjModel:
+    """A free 5 kg tray (1.2 m × 1.2 m × 4 cm) on a floor, carrying ``n`` free cubes (8 cm edges,
+    8 per row, 12 cm between centres), with the tray's body written before the cubes
+    (``hub_first``) or after them.  ``jacobian``: the model's ``<option jacobian>``.
+    nv = 6·(n + 1).
+
+    Example: ``tray(8, hub_first=False).body(9).name`` → ``"tray"``.
+    """
+    spec = mujoco.MjSpec()
+    spec.option.jacobian = jacobian
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1, 1, 0.1], pos=[0, 0, -0.02])
+
+    def add_tray() -> None:
+        body = spec.worldbody.add_body(name="tray")
+        body.add_freejoint()
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.6, 0.6, 0.02], mass=5)
+    if hub_first:
+        add_tray()
+    for i in range(n):
+        cube = spec.worldbody.add_body(pos=[0.12 * (i % 8) - 0.42, 0.12 * (i // 8) - 0.42, 0.06])
+        cube.add_freejoint()
+        cube.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.04] * 3)
+    if not hub_first:
+        add_tray()
+    return load(spec)[0]

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
 
 from .. import grasp, sim, solver
-from ..display import fmt
+from ..display import figure, fmt
 from ..models import load
 from .answers import NUMBER, PARAMS, array
 from .core import Exercise, ExerciseFailed, checker
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "LIMITS",
@@ -33,6 +36,7 @@ __all__ = [
     "START",
     "build",
     "limits_text",
+    "panels",
     "requirements",
     "rig_slip",
     "run",
@@ -130,6 +134,34 @@ def limits_text() -> str:
     lines += ["", "exercise 9.4 requires (weight):"]
     lines += [f"  {fmt(weight)} × {statement}" for _, statement, weight in requirements()]
     return "\n".join(lines)
+
+
+# the signals panels() draws (in mm), the limit each is held to, and its axis label
+_PANELS = (("slip", "max_slip", "slip [mm]"), ("penetration", "max_penetration", "penetration [mm]"),
+           ("height", "min_lift", "cube height [mm]"))
+
+
+def panels(reports: Sequence[grasp.GraspReport], labels: Sequence[str]) -> Figure:
+    """Slip, penetration and the cube's height (mm) against time (s) for several trials, one
+    panel each, with the :data:`LIMITS` dashed and the ends of the close and lift phases dotted.
+
+    reports: ``grasp.GraspReport`` s of the same script (the first one's phases are drawn);
+    labels: one legend entry per report.  Returns a matplotlib Figure with three Axes.
+
+    Example: ``panels([run(START)], ["start"])``.
+    """
+    fig, axes = figure(size=(9.6, 2.8), ncols=3)
+    edges = (reports[0].phases["close"][1], reports[0].phases["lift"][1])
+    for ax, (signal, limit, label) in zip(axes, _PANELS, strict=True):
+        for report, name in zip(reports, labels, strict=True):
+            ax.plot(report.recording.t, 1e3 * report.recording[signal], label=name)
+        ax.axhline(1e3 * LIMITS[limit], color="k", ls="--", lw=1)
+        for edge in edges:
+            ax.axvline(edge, color="gray", ls=":", lw=1)
+        ax.set(xlabel="time [s]", ylabel=label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    return fig
 
 
 # -- § 3 · exercise 9.1 ----------------------------------------------------------------------------
