@@ -25,8 +25,8 @@ def test_claims_summarises_per_chapter(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
         "import labkit\nlabkit.setup()\n"
-        "labkit.check('one is one', 1, 1, sources=labkit.issue(1))\n"
-        "labkit.check('two is two', 2, 2, sources=labkit.issue(2))")]
+        "labkit.check('one is one', 1, 1, sources='#1')\n"
+        "labkit.check('two is two', 2, 2, sources='#2')")]
     path = tmp_path / "98_tiny.ipynb"
     nbformat.write(nb, path)
     log = tmp_path / "claims.jsonl"
