@@ -39,7 +39,9 @@ tools live in ``labkit.classroom``, which nothing here imports.
 
 from __future__ import annotations
 
-from . import actuation, contact, exercises, grasp, kinematic, sim, solver
+import importlib
+
+from . import actuation, exercises, sim
 from .actuation import explain, trace
 from .claims import Claim, ClaimFailed, above, below, between, check
 from .display import figure, fmt, plot
@@ -53,6 +55,16 @@ from .sim import control_callback, mujoco_warnings
 from .sources import SourceError
 
 __version__ = "0.2.0"
+
+# Topic modules a chapter uses by name are imported on first use: ``import labkit`` then
+# costs no more than the names above (measured by scripts/benchmark.py).
+_TOPICS = frozenset({"contact", "grasp", "kinematic", "solver"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _TOPICS:
+        return importlib.import_module(f"labkit.{name}")
+    raise AttributeError(f"module 'labkit' has no attribute {name!r}")
 
 __all__ = [
     "BASELINE_MUJOCO",

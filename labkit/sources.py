@@ -4,7 +4,8 @@ A :class:`Source` carries a label and a permalink at the pinned version.  Claims
 sources by that printed label (:func:`cite`): ``"mjmodel.h:nq"`` (a header declaration),
 ``"engine_core_constraint.c:mj_makeImpedance"`` (an engine function),
 ``"XMLreference#body-joint-type"`` (a manual section), ``"#1741"`` (a learner question on
-MuJoCo's issue tracker), ``"seed 004 §6"`` (a course source document).  Constructing
+MuJoCo's issue tracker), ``"ref:mjcf-book §6"`` (a document on the course's references
+page).  Constructing
 one *checks* it: a header symbol must be declared in the installed wheel's headers, an
 engine function must be in the installed ``libmujoco`` (where its symbol table can be
 read), a documentation page must be one the manual has.  A source that no longer
@@ -13,9 +14,7 @@ resolves raises :class:`SourceError`, so a notebook that cites it fails like a f
 
 from __future__ import annotations
 
-import difflib
 import functools
-import platform
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 from .errors import SourceError
 from .session import BASELINE_MUJOCO
 
-__all__ = ["Source", "SourceError", "cite", "doc", "engine", "header", "issue", "seed"]
+__all__ = ["Source", "SourceError", "cite", "doc", "engine", "header", "issue", "reference"]
 
 REPO = "https://github.com/google-deepmind/mujoco"
 DOCS = f"https://mujoco.readthedocs.io/en/{BASELINE_MUJOCO}"
@@ -39,9 +38,10 @@ _SOURCE_DIRS = {"engine_": "src/engine", "user_": "src/user", "xml_": "src/xml",
 class Source:
     """One citation.
 
-    kind: ``"header"``, ``"engine"``, ``"doc"``, ``"issue"`` or ``"seed"``.
+    kind: ``"header"``, ``"engine"``, ``"doc"``, ``"issue"`` or ``"reference"``.
     label: short text shown in the claim (e.g. ``"mjmodel.h:nq"``).
-    url: permalink at the pinned version (``None`` for course seed documents).
+    url: permalink at the pinned version (for a reference: its entry on the course's
+        references page, relative to ``course/``).
     detail: what was resolved (the declaration line, or how the symbol was confirmed).
     """
 
@@ -52,6 +52,13 @@ class Source:
 
     def __str__(self) -> str:
         return self.label
+
+
+def _close(word: str, candidates: object, n: int = 3) -> list[str]:
+    """Up to ``n`` candidates close to ``word`` (difflib, imported only when a citation is wrong)."""
+    import difflib
+
+    return difflib.get_close_matches(word, candidates, n=n)
 
 
 def _mujoco_dir() -> Path:
@@ -86,7 +93,7 @@ def header(file: str, symbol: str) -> Source:
             url = f"{REPO}/blob/{BASELINE_MUJOCO}/include/mujoco/{file}#L{number}"
             return Source("header", f"{file}:{symbol}", url, line.strip())
     words = {w for line in _header_lines(file) for w in re.findall(r"[A-Za-z_]\w*", line.split("//", 1)[0])}
-    close = difflib.get_close_matches(symbol, words, n=3)
+    close = _close(symbol, words, n=3)
     raise SourceError(
         f"{file} in MuJoCo {_installed_version()} declares no {symbol!r}"
         + (f"; did you mean {' or '.join(close)}?" if close else
@@ -102,6 +109,8 @@ def _installed_version() -> str:
 @functools.cache
 def _library_symbols() -> frozenset[str] | None:
     """Function names in the installed libmujoco, or None where they cannot be read."""
+    import platform  # here, not at import time: it is only needed for engine citations
+
     if platform.system() != "Linux":
         return None
     from elftools.elf.elffile import ELFFile
@@ -192,11 +201,11 @@ def doc(page: str, anchor: str | None = None) -> Source:
     page = page.removesuffix(".html")
     labels = _doc_labels()
     if page not in labels:
-        close = difflib.get_close_matches(page, labels, n=3)
+        close = _close(page, labels, n=3)
         raise SourceError(f"{page!r} is not a page of the MuJoCo manual"
                           + (f"; did you mean {' or '.join(close)}?" if close else ""))
     if anchor is not None and anchor not in labels[page]:
-        close = difflib.get_close_matches(anchor, labels[page], n=3)
+        close = _close(anchor, labels[page], n=3)
         raise SourceError(f"the manual page {page!r} has no section labelled {anchor!r}"
                           + (f"; did you mean {' or '.join(close)}?" if close else ""))
     url = f"{DOCS}/{page}.html" + (f"#{_html_id(anchor)}" if anchor else "")
@@ -213,27 +222,49 @@ def issue(number: int, about: str = "") -> Source:
     return Source("issue", label, f"{REPO}/issues/{number}")
 
 
-def seed(document: str, section: str = "") -> Source:
-    """Cite one of the course's seed documents (its file-name number, e.g. ``"004"``).
+REFERENCES_PAGE = "references.md"
+"""The course's references page, next to the chapters (links are relative to course/)."""
 
-    Seeds are the subject matter the course was built from; a claim citing one either
-    confirms it on the pinned MuJoCo or shows where it is wrong.
+
+@functools.cache
+def _references() -> dict[str, str]:
+    """key -> the name chapters use for it, from labkit/data/references.tsv."""
+    table = {}
+    for line in (Path(__file__).parent / "data" / "references.tsv").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            key, name, _title = line.split("\t")
+            table[key] = name
+    return table
+
+
+def reference(key: str, section: str = "") -> Source:
+    """Cite a document of the course's references page by its key (``"mjcf-book"``) and,
+    optionally, a section of it (``"§6"``).
+
+    The references page names each document by its title, author and site, and lists
+    what the course checked from it and what it found wrong.
+
+    Example: ``reference("e2-course", "§9")``, or in a claim ``sources=["ref:e2-course §9"]``.
     """
     __tracebackhide__ = True
-    if not re.fullmatch(r"\d{3}", document):
-        raise SourceError(f"seed documents are cited by their three-digit number, got {document!r}")
-    return Source("seed", f"seed {document}" + (f" {section}" if section else ""), None)
+    known = _references()
+    if key not in known:
+        close = _close(key, known)
+        raise SourceError(f"no reference {key!r} on the course's references page"
+                          + (f"; did you mean {' or '.join(close)}?" if close else
+                             f"; its keys: {', '.join(sorted(known))}"))
+    return Source("reference", f"ref:{key}" + (f" {section}" if section else ""), f"{REFERENCES_PAGE}#{key}")
 
 
 _ISSUE = re.compile(r"^(?:mujoco)?#(?P<number>\d+)(?:\s+\((?P<about>.*)\))?$")
-_SEED = re.compile(r"^seed\s+(?P<document>\d{3})(?:\s+(?P<section>.+))?$")
+_REFERENCE = re.compile(r"^ref:(?P<key>[a-z0-9-]+)(?:\s+(?P<section>.+))?$")
 _CODE = re.compile(r"^(?P<file>[\w./-]+\.(?P<ext>h|c|cc|cpp)):(?P<symbol>[\w:~]+)$")
 _DOC = re.compile(r"^(?:docs\s+)?(?P<page>[A-Za-z][\w/]*)(?:#(?P<anchor>[\w.:-]+))?$")
 
 
 def cite(label: str | Source) -> Source:
     """The source a printed label names, resolved and checked like :func:`header`,
-    :func:`engine`, :func:`doc`, :func:`issue` and :func:`seed` do.
+    :func:`engine`, :func:`doc`, :func:`issue` and :func:`reference` do.
 
     Example: ``cite("mjmodel.h:nq")``, ``cite("XMLreference#body-joint-type")``,
     ``cite("engine_forward.c:mj_fwdActuation")``, ``cite("#1741")``.
@@ -247,8 +278,8 @@ def cite(label: str | Source) -> Source:
     text = label.strip()
     if match := _ISSUE.match(text):
         return issue(int(match["number"]), match["about"] or "")
-    if match := _SEED.match(text):
-        return seed(match["document"], match["section"] or "")
+    if match := _REFERENCE.match(text):
+        return reference(match["key"], match["section"] or "")
     if match := _CODE.match(text):
         if match["ext"] == "h":
             return header(match["file"], match["symbol"])

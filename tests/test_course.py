@@ -122,3 +122,17 @@ def test_answer_and_feedback_cells_carry_nbgrader_metadata(notebook):
     points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"].get("points") for c in nb.cells
               if c.metadata.get("nbgrader", {}).get("grade")}
     assert points == {f"feedback-{s.id}": s.points for s in specs}
+
+
+def test_sources_are_cited_so_a_reader_can_follow_them(notebook):
+    """No citation names an internal file number ("seed 004"): documents are cited through
+    the references page, by a key that exists there."""
+    from labkit.sources import _references
+
+    path, nb = notebook
+    text = "\n".join(c.source for c in nb.cells) + "\n".join(t for t in texts(nb))
+    assert not re.search(r"\bseed (document )?0\d\d\b", text, re.I), "cite documents by their reference key"
+    page = (path.parent / "references.md").read_text(encoding="utf-8")
+    for key in set(re.findall(r"ref:([a-z0-9-]+)|references\.md#([a-z0-9-]+)", text)):
+        key = next(k for k in key if k)
+        assert key in _references() and f'id="{key}"' in page, f"unknown reference {key!r}"

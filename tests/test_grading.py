@@ -99,12 +99,30 @@ def test_prepare_collects_answers_where_feedback_stood_or_after_the_answer_cell(
 
 
 # -- the sandbox ----------------------------------------------------------------------------------
-def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
-    sandbox.check()
+def in_sandbox(tmp_path: Path, probe: str, limits: sandbox.Limits | None = None
+               ) -> tuple[dict[str, str], Path]:
+    """Run Python code in a sandbox whose folder is tmp_path/work; its printed "key value"
+    lines as a dict, and the folder."""
+    import subprocess
+    import sys
+
     work = tmp_path / "work"
     work.mkdir()
     sandbox.prepare_work(work)
-    probe = (
+    argv, stage = sandbox.command([sys.executable, "-c", probe], work=work, env={"PATH": "/usr/bin:/bin"})
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                              preexec_fn=sandbox.preexec(limits or sandbox.Limits()))
+    finally:
+        if stage:
+            shutil.rmtree(stage)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines()), work
+
+
+def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
+    sandbox.check()
+    lines, work = in_sandbox(tmp_path, (
         "import os, socket, pathlib\n"
         f"print('course', os.path.exists({str(START.parent)!r}))\n"
         f"print('repo', os.path.exists({str(START.parents[1] / '.git')!r}))\n"
@@ -113,58 +131,23 @@ def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
         "try:\n    s.connect(('127.0.0.1', 9)); print('net', 'open')\n"
         "except OSError as e:\n    print('net', type(e).__name__)\n"
         "pathlib.Path('mine.txt').write_text('kept in the private folder')\n"
-        "try:\n    open('/usr/lib/x', 'w')\nexcept OSError as e:\n    print('usr', e.errno)\n"
-    )
-    import subprocess
-    import sys
-
-    argv, stage = sandbox.command([sys.executable, "-c", probe], work=work, env={"PATH": "/usr/bin:/bin"})
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    finally:
-        if stage:
-            shutil.rmtree(stage)
-    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
-    assert lines == {
-        "course": "False",
-        "repo": "False",
-        "uid": lines["uid"],
-        "net": lines["net"],
-        "usr": "30",
-    }, done.stderr
+        "try:\n    open('/usr/lib/x', 'w')\nexcept OSError as e:\n    print('usr', e.errno)\n"))
+    assert (lines["course"], lines["repo"], lines["usr"]) == ("False", "False", "30")
     assert lines["uid"] != "root" and lines["net"] != "open"
     assert (work / "mine.txt").read_text() == "kept in the private folder"
 
 
 def test_the_sandbox_limits_memory_processes_and_file_size(tmp_path):
-    import subprocess
-    import sys
-
-    work = tmp_path / "work"
-    work.mkdir()
-    sandbox.prepare_work(work)
-    limits = sandbox.Limits(memory_mb=2048, processes=64, file_mb=16)
-    probe = (
+    lines, _ = in_sandbox(tmp_path, (
         "import resource\n"
-        "print('limits', *(resource.getrlimit(k)[0] for k in (resource.RLIMIT_AS, resource.RLIMIT_NPROC,"
-        " resource.RLIMIT_FSIZE)))\n"
+        "limits = (resource.RLIMIT_AS, resource.RLIMIT_NPROC, resource.RLIMIT_FSIZE)\n"
+        "print('limits', *(resource.getrlimit(k)[0] for k in limits))\n"
         "try:\n    block = bytearray(3 << 30); print('memory', 'allocated')\n"
         "except MemoryError:\n    print('memory', 'MemoryError')\n"
         "try:\n    open('big', 'wb').write(bytes(32 << 20)); print('file', 'written')\n"
-        "except OSError as e:\n    print('file', e.errno)\n"
-    )
-    argv, stage = sandbox.command([sys.executable, "-c", probe], work=work, env={"PATH": "/usr/bin:/bin"})
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=60, preexec_fn=sandbox.preexec(limits)
-        )
-    finally:
-        if stage:
-            shutil.rmtree(stage)
-    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
-    assert lines == {"limits": f"{2048 << 20} 64 {16 << 20}", "memory": "MemoryError", "file": "27"}, (
-        done.stdout + done.stderr
-    )
+        "except OSError as e:\n    print('file', e.errno)\n"),
+        sandbox.Limits(memory_mb=2048, processes=64, file_mb=16))
+    assert lines == {"limits": f"{2048 << 20} 64 {16 << 20}", "memory": "MemoryError", "file": "27"}
 
 
 def test_learner_modules_never_import_the_classroom():

@@ -78,7 +78,8 @@ def test_doc_and_issue_permalinks():
     ("computation/index", "doc", "docs computation/index"),
     ("#1741", "issue", "mujoco#1741"),
     ("mujoco#1741 (from N/m to solref)", "issue", "mujoco#1741 (from N/m to solref)"),
-    ("seed 004 §6", "seed", "seed 004 §6"),
+    ("ref:mjcf-book §6", "reference", "ref:mjcf-book §6"),
+    ("ref:e2-course", "reference", "ref:e2-course"),
 ])
 def test_claims_cite_sources_by_their_printed_labels(label, kind, printed):
     source = sources.cite(label)
@@ -92,6 +93,8 @@ def test_claims_cite_sources_by_their_printed_labels(label, kind, printed):
     ("engine_forward.c:mj_fwdActuator", "no function 'mj_fwdActuator'"),
     ("XMLrefrence", "did you mean XMLreference"),
     ("??", "cannot read the source"),
+    ("ref:mjcf-bok §2", "did you mean mjcf-book"),
+    ("seed 004 §2", "cannot read the source"),
 ])
 def test_a_typo_in_a_source_label_fails_at_once_with_a_suggestion(label, why):
     with pytest.raises(labkit.SourceError, match=why):
