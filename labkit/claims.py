@@ -259,7 +259,7 @@ def check(
     __tracebackhide__ = True
     if isinstance(sources, str | Source):
         sources = (sources,)
-    sources = tuple(cite(s) for s in sources)
+    sources = tuple(dict.fromkeys(cite(s) for s in sources))   # each source once
     for name, value in (("tol", tol), ("rtol", rtol)):
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be a non-negative number, got {value!r}")
