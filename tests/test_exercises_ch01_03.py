@@ -69,8 +69,9 @@ REFERENCE = {
     # quaternion target: 4 controls, 3 outputs; position with timeconst: 1, 1 state, 1
     "3.1": {"counts": (3, 2 + 4 + 1, 2 + 0 + 1, 1 + 3 + 1)},
     "3.2": {"drive_block": [3.0, 0.5], "ff_index": 1 + 1},     # after the motor's one control
-    "3.3": {"ctrl_target": 3 * 0.2},
-    "3.4": {"joint_stiffness": 10 * 3**2, "joint_damping": 1 * 3**2},
+    # the servo pulls a cable on a 0.1 m pulley through gear 3: l = 3 · 0.1 · q, moment arm 0.3
+    "3.3": {"ctrl_target": 3 * 0.1 * 0.2},
+    "3.4": {"joint_stiffness": 1000 * (3 * 0.1)**2, "joint_damping": 100 * (3 * 0.1)**2},
     "3.5": {"kp_design": 1000.0, "kv_design": 2 * 0.9 * math.sqrt(1000.0 * I_ARM)},
 }
 POINTS = {"1.1": 3, "1.2": 3, "1.3": 2, "1.4": 3, "2.1": 3, "2.2": 3, "2.3": 3, "2.4": 2,
@@ -240,14 +241,19 @@ def test_3_2_index_inside_the_block():
     assert "index 1 is not it" in text and "the motor's control comes first" in text
 
 
-def test_3_3_joint_angle_and_division():
+def test_3_3_joint_angle_gear_alone_pulley_alone_and_division():
     assert "that ctrl is a joint angle" in feedback("3.3", ctrl_target=0.2)
+    assert "§5's rule for a geared joint" in feedback("3.3", ctrl_target=3 * 0.2)      # the formula copied
+    assert "the gear multiplies it" in feedback("3.3", ctrl_target=0.1 * 0.2)
     assert "you divided by the gear" in feedback("3.3", ctrl_target=0.2 / 3)
+    assert "✘ the arm settles at 0.2 rad" in feedback("3.3", ctrl_target=0.05)         # no known mistake
 
 
-def test_3_4_gear_applied_once_or_not_at_all():
-    text = feedback("3.4", joint_stiffness=30.0, joint_damping=1.0)
-    assert "one factor of g is missing" in text and "that is kv in actuator space" in text
+def test_3_4_gear_squared_copied_or_moment_arm_applied_once():
+    text = feedback("3.4", joint_stiffness=1000 * 3**2, joint_damping=100.0)
+    assert "here the moment arm is not the gear alone" in text and "that is kv in actuator space" in text
+    text = feedback("3.4", joint_stiffness=1000 * 0.3, joint_damping=100 * 0.3)
+    assert text.count("one factor of the moment arm is missing") == 2
 
 
 def test_3_5_soft_and_underdamped_designs():

@@ -9,11 +9,13 @@ from .. import models
 from ..display import fmt
 from ..models import load
 from ..recording import record
+from ..sim import run
 from .answers import NUMBER
 from .core import Exercise, checker
 
 RELEASE = 0.5          # rad: the keyframe "tilted"
-LONG_ROD = 2.0         # m: exercise 0.2's bob hangs this far below the hinge
+SWING = 0.2            # s: exercise 0.1 reads the pendulum after this much swing
+LOWER_BOB = 1.0        # m: exercise 0.2 clamps a second bob this far below the hinge
 
 
 def _pendulum_facts() -> tuple[float, float, float]:
@@ -30,37 +32,70 @@ def _period(model: mujoco.MjModel, data: mujoco.MjData, seconds: float) -> float
     return float(np.diff(swing.crossings("angle")).mean())
 
 
-@checker("0.1", "Read a site position with named access", points=1, answers={"tip_height": NUMBER})
+def swung_pendulum() -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """The course pendulum released from its keyframe after ``SWING`` seconds of swing, with
+    everything derived from that state (a final ``mj_forward``: after ``mj_step`` the
+    positions in ``data`` still belong to the state before the last step)."""
+    model, data = load("pendulum", keyframe="tilted")
+    run(model, data, duration=SWING)
+    mujoco.mj_forward(model, data)
+    return model, data
+
+
+@checker("0.1", "Read where the bob is now", points=1, answers={"tip_height": NUMBER})
 def _read_site(ex: Exercise) -> None:
     length, _, _ = _pendulum_facts()
-    _, data = load("pendulum", keyframe="tilted")
+    _, data = swung_pendulum()
     hinge = data.joint("swing").qpos[0]
+    keyframe, straight_down = -length * np.cos(RELEASE), -length
+    # rtol 1e-9: the same kinematics, round-off only
     ex.close("tip_height", -length * np.cos(hinge), rtol=1e-9, unit="m",
-             hint="data.site(name).xpos holds the site's world position (x, y, z)",
-             mistakes={-length: "that is the height of the bob when it hangs straight down",
-                       length * np.sin(hinge): "that is the sideways (x) offset, not the height"})
+             hint="fresh_data holds the state now, and data.site(name).xpos a site's world position",
+             mistakes={keyframe: "that is where the bob was at the keyframe; it has swung since",
+                       straight_down: "that is the site's position in its body's frame (what the model "
+                                      "holds), or the bob hanging straight down",
+                       length * np.sin(hinge): "that is the sideways (x) offset, not the height",
+                       hinge: "that is the hinge angle in radians, not a height"})
 
 
-def long_pendulum() -> tuple[mujoco.MjModel, mujoco.MjData]:
-    """The course pendulum with its bob 2 m below the hinge, at the tilted keyframe."""
+def two_bob_pendulum() -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """The course pendulum with its rod extended to ``LOWER_BOB`` and a copy of the bob at the
+    rod's end (the first bob stays where it was), at the tilted keyframe."""
     spec = models.spec("pendulum")
-    spec.geom("bob").pos = spec.site("tip").pos = [0, 0, -LONG_ROD]
-    spec.geom("rod").fromto = [0, 0, 0, 0, 0, -LONG_ROD]
-    spec.geom("floor").pos = [0, 0, -LONG_ROD - 0.2]      # the floor out of the way
+    bob = spec.geom("bob")
+    spec.body("pendulum").add_geom(name="lower_bob", type=bob.type, size=bob.size, mass=bob.mass,
+                                   rgba=bob.rgba, pos=[0, 0, -LOWER_BOB])
+    spec.geom("rod").fromto = [0, 0, 0, 0, 0, -LOWER_BOB]
+    spec.geom("floor").pos = [0, 0, -LOWER_BOB - 0.2]      # the floor out of the way
     return load(spec, keyframe="tilted")
 
 
-@checker("0.2", "Predict the period of a longer pendulum", points=2, answers={"long_period": NUMBER})
+@checker("0.2", "Predict the period of a two-bob pendulum", points=2, answers={"long_period": NUMBER})
 def _long_period(ex: Exercise) -> None:
-    _, _, gravity = _pendulum_facts()
-    measured = _period(*long_pendulum(), 7.0)
-    short = _period(*load("pendulum", keyframe="tilted"), 3.0)
+    length, hinge_inertia, gravity = _pendulum_facts()
+    mass = float(load("pendulum")[0].body("pendulum").mass[0])   # each bob: the rod is massless
+    own = hinge_inertia - mass * length**2                # a bob's inertia about its own centre
+    amplitude = 1 + RELEASE**2 / 16 + 11 * RELEASE**4 / 3072
+
+    def period(inertia: float, torque_per_rad: float) -> float:
+        return 2 * np.pi * np.sqrt(inertia / torque_per_rad) * amplitude
+
+    depths = np.array([length, LOWER_BOB])
+    centre = depths.mean()                                # of two equal masses
+    measured = _period(*two_bob_pendulum(), 6.0)
     # 0.5 %: the answer is a prediction by hand; the amplitude-series error is ~2e-5
     ex.close("long_period", measured, rtol=5e-3, unit="s",
-             hint="the period grows with √L, and a 0.5 rad release is not a small angle",
-             mistakes={2 * np.pi * np.sqrt(LONG_ROD / gravity): "that is the small-angle period of a point "
-                       "mass; a 0.5 rad release swings noticeably slower",
-                       2 * short: "the period does not double with a 4× longer rod"})
+             hint="the period depends on the inertia about the hinge and on the gravity torque per radian; "
+                  "with two bobs, each adds its share to both",
+             mistakes={period(mass * LOWER_BOB**2 + own, mass * gravity * LOWER_BOB):
+                       "that is a single bob 1 m down; the upper bob counts too",
+                       period(hinge_inertia, mass * gravity * length):
+                       "that is the one-bob pendulum of section 2",
+                       period(2 * mass * centre**2, 2 * mass * gravity * centre):
+                       "that puts both bobs at their centre of mass; the inertia about the hinge is Σ m·L², "
+                       "larger than (Σ m)·d²",
+                       period(np.sum(mass * depths**2 + own), mass * gravity * depths.sum()) / amplitude:
+                       "that is the small-angle period; a 0.5 rad release swings noticeably slower"})
 
 
 @checker("0.3", "Damp the pendulum", points=2, answers={"damping": NUMBER})

@@ -1,0 +1,255 @@
+"""Checkers of chapter 10 (stability and scale), and the experiments they share with the
+chapter's lessons:
+
+- :func:`diverges` and :func:`stability_limit`: does a one-dof model blow up at a timestep,
+  and the largest timestep at which it does not (found by bisection).  Section 1 measures
+  the integrators' limits with them; Exercise 10.1 grades a timestep with them.
+- :func:`finger`: the finger of ``models/stability_finger.xml`` with armature, or scaled
+  (section 2, section 4, Exercise 10.2).
+- :func:`with_units` and :func:`arm_motion`: ``models/scale_arm*.xml`` with the physical
+  constants of a unit system, and the motion to compare (sections 3–4, Exercise 10.3).
+
+Every exercise is graded by simulating the learner's numbers in a freshly loaded course model.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import models, sim
+from ..display import fmt
+from ..models import load
+from ..recording import Recording, record
+from .answers import NUMBER
+from .core import Exercise, checker
+
+if TYPE_CHECKING:
+    import mujoco
+
+__all__ = ["GROWTH", "MM", "NSTEP", "SI", "arm_motion", "diverges", "exercise_servo", "finger",
+           "stability_limit", "with_units"]
+
+NSTEP = 10_000
+"""Steps a run lasts before :func:`diverges` judges it."""
+
+GROWTH = 1e3
+"""How far (times the starting offset) a stable run may wander before it counts as diverged."""
+
+EX_KP, EX_KV = 2500.0, 50.0
+"""Exercise 10.1's servo on the 1 kg ball: omega = sqrt(kp/m) = 50 rad/s, damping ratio
+kv / (2 sqrt(kp m)) = 0.5."""
+
+FINGER_TIMESTEP = 0.002  # s: Exercise 10.2's finger must run at the default step
+ARMATURE_SLACK = 1.25    # Exercise 10.2: at most this factor above the least armature that works
+
+SI = {"gravity": 9.81, "density": 1000.0, "damping": 0.05, "width": 0.001}
+"""The numbers ``scale_arm.xml`` relies on, in SI: MuJoCo's default gravity (m/s²), geom density
+(kg/m³) and solimp width (m), and the file's hinge damping (N·m·s/rad)."""
+
+MM = {"gravity": 9.81e3, "density": 1000.0e-9, "damping": 0.05e6, "width": 1.0}
+"""The same in millimetres, kilograms and seconds: mm/s², kg/mm³, kg·mm²/s per rad, mm."""
+
+
+def _key_scale(model: mujoco.MjModel) -> float:
+    """The size of a one-dof model's starting offset: |qpos| + |ctrl| of its first keyframe."""
+    return float(np.abs(model.key_qpos[0]).sum() + np.abs(model.key_ctrl[0]).sum())
+
+
+def diverges(model: mujoco.MjModel, data: mujoco.MjData, timestep: float, *, nstep: int = NSTEP,
+             growth: float = GROWTH) -> bool:
+    """Whether a one-dof model, started from its first keyframe, blows up within ``nstep``
+    steps of ``timestep`` seconds (the model's own timestep is put back afterwards).
+
+    Blowing up: MuJoCo raised a warning (a NaN, Inf or value beyond mjMAXVAL in qpos, qvel or
+    qacc, after which it resets the data; a run is stopped at the first such warning), or
+    |qpos| over the last 10 steps exceeds ``growth`` times the keyframe's |qpos| + |ctrl|.
+    Near a stability limit the amplitude grows (or decays) by a factor per step close to 1;
+    the 10 000 steps let a growth of 0.1 % per step pass the 1000× threshold, so the limit is
+    found to a few parts in 10⁴.
+    """
+    import mujoco
+
+    def warned() -> bool:
+        return any(w.number > 0 for w in data.warning)
+
+    saved = model.opt.timestep
+    model.opt.timestep = timestep
+    try:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+        with sim.mujoco_warnings():   # MuJoCo's message is not the point here: its counters are
+            for done in range(0, nstep - 10, 1000):          # in chunks: a run MuJoCo flagged ends early
+                mujoco.mj_step(model, data, nstep=min(1000, nstep - 10 - done))
+                if warned():
+                    return True
+            peak = 0.0
+            for _ in range(10):                              # the last steps: any of them may peak
+                mujoco.mj_step(model, data)
+                peak = max(peak, float(np.abs(data.qpos).max()))
+    finally:
+        model.opt.timestep = saved
+    return warned() or not peak <= growth * _key_scale(model)   # NaN is not <= anything
+
+
+def stability_limit(model: mujoco.MjModel, data: mujoco.MjData, *, low: float = 1e-6, high: float = 1.0,
+                    iterations: int = 24) -> float:
+    """The largest timestep (s) at which ``model`` does not diverge (:func:`diverges`), found by
+    bisection in log scale between a stable ``low`` and an unstable ``high``; after 24 halvings
+    of a 10⁶ range the bracket is 1 + 10⁻⁶ wide.  Returns the stable end of the bracket."""
+    if diverges(model, data, low) or not diverges(model, data, high):
+        raise ValueError(f"the bracket [{low}, {high}] s does not hold the stability limit")
+    for _ in range(iterations):
+        middle = math.sqrt(low * high)
+        if diverges(model, data, middle):
+            high = middle
+        else:
+            low = middle
+    return low
+
+
+def exercise_servo() -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Exercise 10.1's servo: ``stability_servo`` with kp = 2500 N/m and kv = 50 N·s/m."""
+    model, data = load("stability_servo")
+    model.actuator_gainprm[0, 0] = EX_KP
+    model.actuator_biasprm[0, 1:3] = -EX_KP, -EX_KV   # position servo: bias = -kp·q - kv·q̇
+    return model, data
+
+
+def finger(armature: float = 0.0, scale: float = 1.0) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """The finger of ``stability_finger``, with ``armature`` (kg·m²) on its hinge, and its segment
+    ``scale`` times as large (same density, same servo), at its keyframe."""
+    spec = models.spec("stability_finger")
+    segment = spec.geom("segment")
+    segment.size = np.asarray(segment.size) * scale
+    segment.pos = np.asarray(segment.pos) * scale
+    spec.joint("hinge").armature = armature
+    return load(spec, keyframe="step")
+
+
+def with_units(name: str, *, gravity: float, density: float, damping: float,
+               width: float) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Course model ``name`` (``scale_arm``, ``scale_arm_mm`` or ``scale_arm_cm``) with gravity
+    (magnitude, straight down), every geom's density and solimp width, and the hinge's damping
+    set to the given numbers (read in the file's units)."""
+    spec = models.spec(name)
+    spec.option.gravity = [0.0, 0.0, -gravity]
+    for geom in spec.geoms:
+        geom.density = density
+        geom.solimp[2] = width                 # solimp = (dmin, dmax, width, midpoint, power)
+    spec.joint("hinge").damping[0] = damping
+    return load(spec)
+
+
+def arm_motion(model: mujoco.MjModel, data: mujoco.MjData, duration: float = 1.0) -> Recording:
+    """Record the arm's ``"angle"`` (rad) and the block's ``"pose"`` (its free joint's qpos:
+    position in the model's length unit, then the quaternion) of a ``scale_arm`` model."""
+    return record(model, data, {"angle": data.joint("hinge").qpos, "pose": data.joint("block").qpos},
+                  duration=duration)
+
+
+# -- Exercise 10.1 ------------------------------------------------------------------------------
+
+@checker("10.1", "The largest stable timestep of a damped servo under Euler", points=2,
+         answers={"servo_timestep": NUMBER})
+def _servo_timestep(ex: Exercise) -> None:
+    h = ex.value("servo_timestep")
+    if not ex.require(0 < h < 1, "the timestep is positive and below 1 s",
+                      failure=f"it is {fmt(h, unit='s')}"):
+        return
+    model, data = exercise_servo()
+    omega, zeta = math.sqrt(EX_KP), EX_KV / (2 * math.sqrt(EX_KP))   # the ball weighs 1 kg
+    mistakes = {2 / omega: "that is the limit of an undamped oscillator; under Euler the servo's kv "
+                "is integrated explicitly and lowers it",
+                (2 * zeta + 2 * math.sqrt(zeta**2 + 1)) / omega: "that is implicitfast's limit, where kv is "
+                "integrated implicitly; Euler does that only for joint damping",
+                2 * (math.sqrt(2) - 1) / omega: "that is the limit at damping ratio 1; this servo's ratio "
+                "is kv / (2√(kp·m))"}
+    why = next((text for value, text in mistakes.items() if math.isclose(h, value, rel_tol=1e-3)), "")
+    stable = not diverges(model, data, h)
+    ex.require(stable, "the servo stays bounded at this timestep under Euler",
+               failure=f"it diverges at {fmt(h, unit='s')}" + (f": {why}" if why else ""),
+               hint="write one Euler step of x'' = -ω²x - 2ζω x' with the velocity updated first, "
+                    "and ask when its growth factor reaches -1")
+    if stable:
+        limit = stability_limit(model, data, low=h, high=1.0)
+        ex.require(h >= 0.95 * limit, "the timestep is within 5 % of the largest stable one",
+                   failure=f"{fmt(h, unit='s')} is stable but more than 5 % too cautious"
+                   + (f": {why}" if why else ""),
+                   hint="the limit solves (ωh)² + 4ζ(ωh) - 4 = 0")
+
+
+# -- Exercise 10.2 ------------------------------------------------------------------------------
+
+@checker("10.2", "Armature that tames the finger", points=2, answers={"finger_armature": NUMBER})
+def _armature(ex: Exercise) -> None:
+    armature = ex.value("finger_armature")
+    if not ex.require(armature >= 0, "the armature is not negative", failure=f"it is {fmt(armature)}",
+                      hint="armature adds inertia to the hinge; it cannot remove any"):
+        return
+    bare, _ = finger()
+    kp, inertia = bare.actuator_gainprm[0, 0], bare.dof_M0[0]
+    why = {kp * FINGER_TIMESTEP**2 / 4: "that is the inertia the hinge needs in all; the finger already "
+           "brings some of its own (dof_M0)"}
+    note = next((f": {text}" for value, text in why.items()
+                 if math.isclose(armature, value, rel_tol=1e-3)), "")
+    stable = not diverges(*finger(armature), FINGER_TIMESTEP)
+    ex.require(stable, "the finger stays bounded at the 2 ms step under Euler",
+               failure=f"with {fmt(armature, unit='kg·m²')} it still diverges",
+               hint="the servo is a spring of kp on the hinge's inertia I + armature: keep ω·h below 2")
+    if stable:
+        ex.require(diverges(*finger(armature / ARMATURE_SLACK), FINGER_TIMESTEP),
+                   "it is at most 25 % more armature than the least that works",
+                   failure=f"{fmt(armature, unit='kg·m²')} works, but so does {fmt(1 / ARMATURE_SLACK)}× "
+                   f"as much{note}",
+                   hint=f"the hinge's own inertia is dof_M0 = {fmt(inertia, unit='kg·m²')}")
+
+
+# -- Exercise 10.3 ------------------------------------------------------------------------------
+
+_CGS_MISTAKES = {
+    "cgs_gravity": {9.81: "that is the number in m/s²", 9810: "that is the number in mm/s²"},
+    "cgs_density": {1000: "that is the number in kg/m³", 1e-3: "that is kg/cm³: the mass unit is the gram"},
+    "cgs_damping": {0.05: "that is the SI number", 500: "that converts the lengths but not the mass",
+                    50: "that converts the mass but not the lengths"},
+    "cgs_width": {0.001: "that is the SI number: solimp's width is a length"},
+}
+
+
+def _mistake(ex: Exercise, *names: str) -> str:
+    """The explanation of the first of ``names`` whose answer is a typical wrong number, or ""."""
+    for name in names:
+        value = ex.value(name)
+        for wrong, text in _CGS_MISTAKES[name].items():
+            if math.isclose(value, wrong, rel_tol=1e-3):
+                return f"`{name}` = {fmt(value)}: {text}"
+    return ""
+
+
+@checker("10.3", "The arm and the cube in centimetres and grams", points=3,
+         answers={"cgs_gravity": NUMBER, "cgs_density": NUMBER, "cgs_damping": NUMBER, "cgs_width": NUMBER})
+def _cgs(ex: Exercise) -> None:
+    values = {key: ex.value(f"cgs_{key}") for key in SI}
+    if not ex.require(all(v > 0 for v in values.values()), "all four numbers are positive",
+                      failure="gravity's magnitude, density, damping and width must be positive"):
+        return
+    si_model, si_data = with_units("scale_arm", **SI)
+    model, data = with_units("scale_arm_cm", **values)
+    ex.require(np.allclose(model.body_mass, 1e3 * si_model.body_mass, rtol=1e-9, atol=0),
+               "the bodies weigh what they weigh in SI (in grams)",
+               failure=_mistake(ex, "cgs_density") or "the masses differ",
+               hint="1 kg/m³ is 1000 g per 10⁶ cm³")
+    si, cgs = arm_motion(si_model, si_data), arm_motion(model, data)
+    fall = si.t <= 0.1                                   # before the cube lands: free fall only
+    # 1e-9 m: both runs compute the same numbers up to rounding and the solver's 1e-8 tolerance
+    ex.require(np.allclose(cgs["pose"][fall, :3] / 100, si["pose"][fall, :3], rtol=0, atol=1e-9),
+               "the cube falls as in SI", failure=_mistake(ex, "cgs_gravity") or "it falls at another rate",
+               hint="an acceleration is a length per time²")
+    ex.require(np.allclose(cgs["angle"], si["angle"], rtol=0, atol=1e-9), "the arm swings as in SI",
+               failure=_mistake(ex, "cgs_gravity", "cgs_density", "cgs_damping") or "it swings differently",
+               hint="a hinge's damping is a torque per angular velocity: mass·length²/time")
+    ex.require(np.allclose(cgs["pose"][:, :3] / 100, si["pose"][:, :3], rtol=0, atol=1e-9),
+               "the cube lands and rests as in SI",
+               failure=_mistake(ex, "cgs_gravity", "cgs_width") or "its contact behaves differently",
+               hint="solimp's third number is a length")

@@ -1,0 +1,69 @@
+"""The checkers of chapter 00 on answers as data: the reference answers (worked out here from
+the exercises' statements) earn full points, blank ones none, and the answers a learner gets
+by copying the formula or the cell next to the question get their own explanation."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from labkit.exercises import answers_of, spec
+from labkit.exercises.ch00 import LOWER_BOB, RELEASE, swung_pendulum
+
+L, R, M, G = 0.5, 0.05, 1.0, 9.81           # models/pendulum.xml: bob depth, radius, mass; gravity
+AMPLITUDE = 1 + RELEASE**2 / 16 + 11 * RELEASE**4 / 3072
+
+
+def period(inertia: float, torque_per_rad: float) -> float:
+    return 2 * math.pi * math.sqrt(inertia / torque_per_rad) * AMPLITUDE
+
+
+def two_bobs() -> float:
+    """Exercise 0.2 by hand: inertias about the hinge and gravity torques add up."""
+    own = 0.4 * M * R**2
+    return period(M * L**2 + own + M * LOWER_BOB**2 + own, M * G * (L + LOWER_BOB))
+
+
+def grade(number: str, **answers):
+    return spec(number).grade(answers_of(number, answers))
+
+
+def test_0_1_the_state_now_earns_the_point():
+    _, data = swung_pendulum()
+    hinge = data.joint("swing").qpos[0]
+    assert abs(hinge - RELEASE) > 0.1, "the pendulum has moved away from its keyframe"
+    assert grade("0.1", tip_height=data.site("tip").xpos[2]).score == 1
+    assert grade("0.1", tip_height=-L * math.cos(hinge)).score == 1      # by hand from the state: also right
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (-L * math.cos(RELEASE), "where the bob was at the keyframe"),
+    (-L, "in its body's frame"),
+])
+def test_0_1_the_keyframe_or_the_model_is_not_the_state(answer, message):
+    graded = grade("0.1", tip_height=answer)
+    assert graded.score == 0 and message in graded.text()
+
+
+def test_0_2_the_reference_prediction_earns_full_points():
+    graded = grade("0.2", long_period=two_bobs())
+    assert graded.passed and graded.score == 2, graded.text()
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (period(M * LOWER_BOB**2 + 0.4 * M * R**2, M * G * LOWER_BOB), "the upper bob counts too"),
+    (period(M * L**2 + 0.4 * M * R**2, M * G * L), "the one-bob pendulum"),
+    (period(2 * M * ((L + LOWER_BOB) / 2) ** 2, 2 * M * G * (L + LOWER_BOB) / 2), "centre of mass"),
+    (two_bobs() / AMPLITUDE, "small-angle period"),
+])
+def test_0_2_the_one_bob_formula_copied_gets_its_explanation(answer, message):
+    graded = grade("0.2", long_period=answer)
+    assert graded.score == 0 and message in graded.text(), graded.text()
+    assert f"{two_bobs():.4g}" not in graded.text(), "the answer is never revealed"
+
+
+@pytest.mark.parametrize("number", ["0.1", "0.2"])
+def test_blank_scores_zero(number):
+    graded = grade(number)
+    assert graded.score == 0 and "you have not defined" in graded.text()

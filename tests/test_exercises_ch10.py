@@ -1,0 +1,175 @@
+"""Checkers of chapter 10: reference answers earn full marks, blank ones nothing, and typical
+mistakes get their own explanation.
+
+Every answer goes through ``labkit.exercises.answers_of`` (data, read back from JSON) and
+``spec(number).grade`` — exactly the path of a notebook's feedback cell and of the grader.
+The reference answers are derived here from the physics, never read from a notebook.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import labkit
+from labkit.exercises import answers_of, ch10, spec
+
+H = 0.002                                          # s: the finger's timestep (Exercise 10.2)
+OMEGA = math.sqrt(ch10.EX_KP / 1.0)                 # rad/s: Exercise 10.1's servo on the 1 kg ball
+ZETA = ch10.EX_KV / (2 * math.sqrt(ch10.EX_KP * 1.0))
+
+
+def grade(number, **namespace):
+    return spec(number).grade(answers_of(number, namespace))
+
+
+def messages(exercise):
+    return " ".join(r.message for r in exercise.results if not r.passed)
+
+
+def finger_inertia():
+    """The finger segment's inertia about its hinge, by hand: a 2 × 0.8 × 0.8 cm box of water
+    whose centre sits 1 cm from the hinge axis (z)."""
+    mass = 1000 * 8 * 0.01 * 0.004 * 0.004
+    return mass * ((0.01**2 + 0.004**2) / 3 + 0.01**2)
+
+
+KP_FINGER = 0.4                                    # N·m/rad: the finger's servo
+LEAST_ARMATURE = KP_FINGER * H**2 / 4 - finger_inertia()   # ω·h = 2 exactly
+
+REFERENCE = {
+    "10.1": {"servo_timestep": 0.99 * 2 * (math.sqrt(ZETA**2 + 1) - ZETA) / OMEGA},  # kv explicit (Euler)
+    "10.2": {"finger_armature": 1.1 * LEAST_ARMATURE},
+    "10.3": {"cgs_gravity": 9.81 * 100, "cgs_density": 1000 * 1000 / 100**3,
+             "cgs_damping": 0.05 * 1000 * 100**2, "cgs_width": 0.001 * 100},
+}
+
+
+@pytest.mark.parametrize("number", sorted(REFERENCE))
+def test_reference_answers_earn_full_marks(number):
+    graded = grade(number, **REFERENCE[number])
+    assert graded.passed, graded.text()
+    assert graded.score == spec(number).points
+
+
+@pytest.mark.parametrize("number", sorted(REFERENCE))
+def test_blank_answers_earn_nothing(number):
+    graded = grade(number)
+    assert graded.score == 0
+    assert "you have not defined" in messages(graded)
+
+
+def test_chapter_registers_three_exercises_in_order():
+    from labkit.exercises import chapter_specs
+
+    assert [s.id for s in chapter_specs(10)] == ["10.1", "10.2", "10.3"]
+
+
+# -- Exercise 10.1: the largest stable Euler timestep of a damped servo -------------------------
+
+@pytest.mark.parametrize(("answer", "says"), [
+    (2 / OMEGA, "undamped oscillator"),                                          # ignores the damping
+    ((2 * ZETA + 2 * math.sqrt(ZETA**2 + 1)) / OMEGA, "implicitfast"),          # implicit damping
+])
+def test_servo_timesteps_that_diverge_are_explained(answer, says):
+    graded = grade("10.1", servo_timestep=answer)
+    assert not graded.passed
+    assert "diverges" in messages(graded) and says in messages(graded)
+
+
+def test_servo_timestep_for_the_wrong_damping_ratio_is_too_cautious():
+    graded = grade("10.1", servo_timestep=2 * (math.sqrt(2) - 1) / OMEGA)      # the ζ = 1 formula
+    assert not graded.passed
+    assert "too cautious" in messages(graded) and "damping ratio 1" in messages(graded)
+
+
+def test_servo_timestep_just_past_the_limit_fails():
+    limit = 2 * (math.sqrt(ZETA**2 + 1) - ZETA) / OMEGA
+    assert not grade("10.1", servo_timestep=1.02 * limit).passed
+    assert grade("10.1", servo_timestep=0.96 * limit).passed
+
+
+def test_servo_timestep_must_be_positive():
+    graded = grade("10.1", servo_timestep=-0.01)
+    assert graded.score == 0 and not graded.passed
+
+
+# -- Exercise 10.2: armature for the finger -----------------------------------------------------
+
+def test_least_armature_by_hand_matches_the_model():
+    model, _ = ch10.finger()
+    assert model.dof_M0[0] == pytest.approx(finger_inertia(), rel=1e-12)
+    assert model.actuator_gainprm[0, 0] == KP_FINGER
+
+
+def test_armature_forgetting_the_fingers_own_inertia_is_too_much():
+    graded = grade("10.2", finger_armature=KP_FINGER * H**2 / 4)
+    assert not graded.passed
+    assert "brings some of its own" in messages(graded)
+
+
+def test_too_little_armature_still_diverges():
+    graded = grade("10.2", finger_armature=0.9 * LEAST_ARMATURE)
+    assert "still diverges" in messages(graded)
+
+
+def test_negative_armature_is_refused():
+    graded = grade("10.2", finger_armature=-1e-7)
+    assert graded.score == 0 and "cannot remove" in " ".join(r.hint for r in graded.results)
+
+
+# -- Exercise 10.3: the arm in centimetres and grams --------------------------------------------
+
+@pytest.mark.parametrize(("name", "wrong", "says"), [
+    ("cgs_gravity", 9.81, "m/s²"),
+    ("cgs_gravity", 9810, "mm/s²"),
+    ("cgs_density", 1000, "kg/m³"),
+    ("cgs_density", 1e-3, "the mass unit is the gram"),
+    ("cgs_damping", 0.05, "the SI number"),
+    ("cgs_damping", 500, "not the mass"),
+    ("cgs_damping", 50, "not the lengths"),
+    ("cgs_width", 0.001, "solimp's width is a length"),
+])
+def test_cgs_mistakes_are_named(name, wrong, says):
+    graded = grade("10.3", **{**REFERENCE["10.3"], name: wrong})
+    assert not graded.passed
+    assert says in messages(graded)
+
+
+def test_cgs_width_only_changes_the_landing():
+    graded = grade("10.3", **{**REFERENCE["10.3"], "cgs_width": 0.001})
+    failed = [r.requirement for r in graded.results if not r.passed]
+    assert failed == ["the cube lands and rests as in SI"]
+
+
+def test_the_lessons_unit_tables_are_consistent():
+    """SI and MM describe the same physics: each conversion is the dimensional one (L = 1000, M = 1)."""
+    assert ch10.MM["gravity"] == pytest.approx(ch10.SI["gravity"] * 1e3)
+    assert ch10.MM["density"] == pytest.approx(ch10.SI["density"] / 1e9)
+    assert ch10.MM["damping"] == pytest.approx(ch10.SI["damping"] * 1e6)
+    assert ch10.MM["width"] == pytest.approx(ch10.SI["width"] * 1e3)
+
+
+def test_the_si_table_is_what_scale_arm_uses():
+    """with_units("scale_arm", **SI) is the file as written: the same masses and the same motion."""
+    plain, plain_data = labkit.load("scale_arm")
+    model, data = ch10.with_units("scale_arm", **ch10.SI)
+    assert (model.body_mass == plain.body_mass).all()
+    edited, written = ch10.arm_motion(model, data, 0.2), ch10.arm_motion(plain, plain_data, 0.2)
+    assert (edited["pose"] == written["pose"]).all()
+
+
+# -- the shared experiment ------------------------------------------------------------------------
+
+def test_stability_limit_of_the_spring_is_two_over_omega():
+    model, data = labkit.load("stability_spring", keyframe="pulled")
+    omega = math.sqrt(model.jnt_stiffness[0] / model.body("ball").mass[0])
+    assert omega * ch10.stability_limit(model, data) == pytest.approx(2.0, rel=1e-5)
+    assert model.opt.timestep == 0.002, "diverges() puts the model's own timestep back"
+
+
+def test_stability_limit_refuses_a_bracket_without_the_limit():
+    model, data = labkit.load("stability_spring", keyframe="pulled")
+    with pytest.raises(ValueError, match="bracket"):
+        ch10.stability_limit(model, data, low=1e-6, high=1e-3)
