@@ -191,6 +191,26 @@ def test_clamped_chain_request_input_force_and_qfrc_actuator_all_differ():
     assert any("clamps the summed actuator force" in n for n in t.notes)
 
 
+def test_trace_stages_on_the_course_models():
+    # chapters 03 and 04 check MuJoCo's own output against a chain computed by hand, with each
+    # clamp lifted in turn; that the tracer's intermediate stages say the same is labkit's business
+    model, data = labkit.load("clamp_elbow")
+    elbow = model.actuator("elbow").id
+    data.ctrl[model.actuator_ctrladr[elbow]] = 10.0
+    mujoco.mj_forward(model, data)
+    t = trace(model, data, "elbow")
+    assert (t.request[0], t.input[0], t.force_raw[0], t.force[0]) == (10, 1, 1, 0.8)
+    assert t.qfrc[model.joint("elbow").dofadr[0]] == pytest.approx(1.6, rel=1e-15)
+    assert t.qfrc_actuator[0] == 1.2
+    from labkit.exercises.ch03 import ARM
+    model, data = labkit.load(ARM)
+    data.ctrl[0] = 3.0                                    # servo: ctrlrange ±1.2, kp 50, forcerange ±8, q = 0
+    mujoco.mj_forward(model, data)
+    t = trace(model, data, "servo")
+    assert (t.request[0], t.input[0], t.force[0]) == (3.0, 1.2, 8.0)
+    assert t.force_raw[0] == pytest.approx(50 * 1.2, rel=1e-15)
+
+
 def test_gear_scales_length_velocity_and_force():
     model, data = build('<motor joint="hinge" gear="2"/>')
     data.qpos[0], data.qvel[0], data.ctrl[0] = 0.3, -0.5, 0.8

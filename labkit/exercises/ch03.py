@@ -2,7 +2,7 @@
 
 The models are held here: the running arm of ``models/actuator_arm.xml`` with its servo
 line (:data:`SERVO`) replaced by another actuator (:func:`arm_xml`), and the small models
-the exercises read (:data:`COUNT_ME`, :data:`WHEEL`, :data:`GEARED`).
+the exercises read (:data:`COUNT_ME`, :data:`WHEEL`, :data:`CABLE`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..sim import mujoco_warnings
 from .answers import INTEGER, NUMBER, array
 from .core import Exercise, checker
 
-__all__ = ["ARM", "COUNT_ME", "GEARED", "SERVO", "WHEEL", "arm_xml", "joint_spring"]
+__all__ = ["ARM", "CABLE", "COUNT_ME", "SERVO", "WHEEL", "arm_xml", "joint_spring"]
 
 ARM = model_path("actuator_arm").read_text()
 """The MJCF text of ``models/actuator_arm.xml``: a 1 kg ball 0.5 m out on a shoulder hinge."""
@@ -118,26 +118,35 @@ def _pid_block(ex: Exercise) -> None:
                hint="start from the pid's ctrladr: the motor's control comes first")
 
 
-# --- 3.3, 3.4 · a servo through a gearbox ------------------------------------------------------
+# --- 3.3, 3.4 · a servo that pulls a cable -----------------------------------------------------
 
-GEARED = arm_xml('<position name="servo" joint="shoulder" kp="10" kv="1" gear="3"/>')
-"""The arm driven by a position servo with ``kp="10" kv="1" gear="3"`` (exercises 3.3, 3.4)."""
-GEARED_ANGLE = 0.2      # rad, where exercise 3.3's arm should settle
+PULLEY, CABLE_GEAR = 0.1, 3.0    # m of cable per rad of shoulder angle; the actuator's gear
+CABLE = arm_xml(f'<position name="servo" tendon="cable" kp="1000" kv="100" gear="{CABLE_GEAR:g}"/>').replace(
+    "</worldbody>", "</worldbody>\n  <tendon>\n"
+    f'    <fixed name="cable"><joint joint="shoulder" coef="{PULLEY:g}"/></fixed>\n  </tendon>')
+"""The arm driven through a cable (exercises 3.3, 3.4): a fixed tendon wound on a 0.1 m pulley
+at the shoulder, pulled by a position servo with ``kp="1000" kv="100" gear="3"``."""
+CABLE_ANGLE = 0.2      # rad, where exercise 3.3's arm should settle
 
 
-@checker("3.3", "Command a geared position servo", points=1, answers={"ctrl_target": NUMBER})
-def _geared_target(ex: Exercise) -> None:
+@checker("3.3", "Command a servo through a cable", points=1, answers={"ctrl_target": NUMBER})
+def _cable_target(ex: Exercise) -> None:
     ctrl = ex.value("ctrl_target")
-    model, data = load(GEARED)
+    model, data = load(CABLE)
     model.opt.gravity[:] = 0
     with mujoco_warnings():
         final = record(model, data, {"q": data.joint("shoulder").qpos}, duration=3.0, ctrl=[ctrl])["q"][-1]
-    hint = "ctrl is compared with the actuator length, and l = gear·q"
-    if abs(final - GEARED_ANGLE / 3) < 1e-3:
-        hint = "the arm stopped at 0.2/3 rad: that ctrl is a joint angle, but the servo reads actuator length"
-    elif abs(final - GEARED_ANGLE / 9) < 1e-3:
-        hint = "the arm stopped at 0.2/9 rad: you divided by the gear instead of multiplying"
-    ex.require(abs(final - GEARED_ANGLE) < 1e-3, "the arm settles at 0.2 rad (±1 mrad)",
+    hint = "ctrl is compared with the actuator length: what is l here? (data.actuator_length)"
+    mistakes = {
+        CABLE_ANGLE: "that ctrl is a joint angle, but the servo compares ctrl with its actuator length",
+        CABLE_GEAR * CABLE_ANGLE: "that is gear·q, §5's rule for a geared joint: here the pulley is part of "
+                                  "the transmission too",
+        PULLEY * CABLE_ANGLE: "that is the cable's length alone: the gear multiplies it",
+        CABLE_ANGLE / CABLE_GEAR: "you divided by the gear instead of multiplying"}
+    for wrong, why in mistakes.items():
+        if np.isclose(ctrl, wrong, rtol=1e-3, atol=1e-12):
+            hint = why
+    ex.require(abs(final - CABLE_ANGLE) < 1e-3, "the arm settles at 0.2 rad (±1 mrad)",
                failure=f"it settles at {fmt(final, unit='rad')}", hint=hint)
 
 
@@ -155,17 +164,24 @@ def joint_spring(model: mujoco.MjModel, data: mujoco.MjData, dof: int = 0, step:
     return stiffness, damping
 
 
-@checker("3.4", "Stiffness and damping through a gear", points=2,
+@checker("3.4", "Stiffness and damping through a cable", points=2,
          answers={"joint_stiffness": NUMBER, "joint_damping": NUMBER})
-def _geared_spring(ex: Exercise) -> None:
-    stiffness, damping = joint_spring(*load(GEARED))
+def _cable_spring(ex: Exercise) -> None:
+    stiffness, damping = joint_spring(*load(CABLE))
+    arm = CABLE_GEAR * PULLEY                       # the moment arm dl/dq
     ex.close("joint_stiffness", stiffness, rtol=1e-6, unit="N·m/rad",
-             hint="substitute l = g·q into kp·(u − l), then τ = g·p",
-             mistakes={10.0: "that is kp in actuator space; the joint sees it through the gear twice",
-                       30.0: "one factor of g is missing: the length is g·q and the torque is g·p"})
+             hint="the length and the force both go through the moment arm dl/dq",
+             mistakes={1000.0: "that is kp in actuator space; the joint sees it through the moment arm twice",
+                       1000.0 * CABLE_GEAR**2: "that is kp·gear², §5's rule for a geared joint: here the "
+                                               "moment arm is not the gear alone",
+                       1000.0 * arm: "one factor of the moment arm is missing: the length is l = (dl/dq)·q "
+                                     "and the torque (dl/dq)·p",
+                       1000.0 * PULLEY**2: "the gear is part of the moment arm too"})
     ex.close("joint_damping", damping, rtol=1e-6, unit="N·m·s/rad",
-             hint="the velocity goes through the gear too: l̇ = g·q̇",
-             mistakes={1.0: "that is kv in actuator space", 3.0: "one factor of g is missing"})
+             hint="the velocity goes through the same moment arm: l̇ = (dl/dq)·q̇",
+             mistakes={100.0: "that is kv in actuator space",
+                       100.0 * CABLE_GEAR**2: "kv·gear²: the moment arm is not the gear alone",
+                       100.0 * arm: "one factor of the moment arm is missing"})
 
 
 # --- 3.5 · design a servo ----------------------------------------------------------------------
