@@ -3,10 +3,13 @@
 ``why(model, geom1, geom2)`` answers "can these two geoms ever produce a contact?" by
 applying, in order, the rules of MuJoCo's collision pipeline (``mj_collision`` and its
 broad-phase filters in engine_collision_driver.c): global disable flags, explicit
-``<pair>`` elements, same-body and weld filtering, the parent-child filter (which never
-applies to bodies welded to the world), ``<exclude>``, and the contype/conaffinity
-bitmasks.  Whether a contact actually appears then depends only on geometry: the geoms
-must come within their margin.
+``<pair>`` elements, then the filters on *weld groups* (``body_weldid``: a body and the
+jointless bodies welded to it): same group, two groups without degrees of freedom (a mocap
+body against static geometry), parent and child groups (never when one group is the
+world's), ``<exclude>``, and the contype/conaffinity bitmasks, or the ``mjcb_contactfilter``
+callback where one is installed (it replaces the per-geom bitmask test; the test on each
+body's combined masks still runs first).  Whether a contact actually appears then depends
+only on geometry: the geoms must come within their margin.
 
 ``table(model, data)`` lists the active contacts with geom names, distance, position,
 normal and the forces from ``mj_contactForce``.
@@ -77,11 +80,14 @@ def _label(model: mujoco.MjModel, kind: str, index: int) -> str:
     return f"{kind} {name!r}" if name else f"{kind} #{index}"
 
 
-def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
+def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str,
+        data: mujoco.MjData | None = None) -> Verdict:
     """Can ``geom1`` and ``geom2`` (names or ids) ever produce a contact? See module doc.
 
     Returns a :class:`Verdict`, true when they can; unknown geoms raise ``KeyError``
-    (:func:`geom_id`).
+    (:func:`geom_id`).  ``data`` is used only when an ``mjcb_contactfilter`` callback is
+    installed: the callback is then asked about the pair with it (default: a fresh
+    ``MjData``), as ``mj_collision`` would.
 
     Example: ``why(model, "ball", "floor").rule`` → e.g. ``"bitmask"``.
     """
@@ -121,8 +127,8 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
                        f"together (no joint between them, both move as {_label(model, 'body', w1)})")
         return Verdict(False, "same weld", tuple(reasons))
     if model.body_dofnum[w1] == 0 and model.body_dofnum[w2] == 0:
-        reasons.append("neither can move (both are welded to the world or are mocap bodies): "
-                       "no force could act, so the pair is skipped")
+        reasons.append("neither weld group has a degree of freedom (both are welded to the world, or "
+                       "are mocap bodies): no force could act, so the pair is skipped")
         return Verdict(False, "both static", tuple(reasons))
     parent1 = int(model.body_weldid[model.body_parentid[w1]])
     parent2 = int(model.body_weldid[model.body_parentid[w2]])
@@ -131,12 +137,14 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
             reasons.append("parent and child, but <flag filterparent='disable'/> keeps the pair")
         else:
             reasons.append(f"{_label(model, 'body', w1)} and {_label(model, 'body', w2)} are parent "
-                           "and child in the kinematic tree: such pairs are filtered out "
+                           "and child in the kinematic tree (as weld groups: jointless bodies count as "
+                           "part of the body they are welded to): such pairs are filtered out "
                            "(add a <pair> to collide them, or disable filterparent)")
             return Verdict(False, "parent-child", tuple(reasons))
     elif 0 in (w1, w2) and (w1 == parent2 or w2 == parent1):
-        reasons.append("one body is a child of the world, or of a body welded to the world: the "
-                       "parent-child filter never applies to the world, so they do collide")
+        reasons.append("one weld group is the child of the other, but one of them is the world's "
+                       "(static): the parent-child filter never applies to the world, so it does "
+                       "not remove this pair")
     else:
         reasons.append("not parent and child")
     for i in range(model.nexclude):
@@ -146,18 +154,44 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str) -> Verdict:
                            f"{_label(model, 'body', b2)}")
             return Verdict(False, "exclude", tuple(reasons))
     reasons.append("no <exclude> names their bodies")
-    t1, c1 = int(model.geom_contype[g1]), int(model.geom_conaffinity[g1])
-    t2, c2 = int(model.geom_contype[g2]), int(model.geom_conaffinity[g2])
-    test = f"contype {t1} & conaffinity {c2} = {t1 & c2}, contype {t2} & conaffinity {c1} = {t2 & c1}"
-    if not (t1 & c2) and not (t2 & c1):
-        reasons.append(f"bitmasks share no bit ({test}): filtered out")
-        return Verdict(False, "bitmask", tuple(reasons))
-    reasons.append(f"bitmasks are compatible ({test})")
+    callback = mujoco.get_mjcb_contactfilter()
+    if callback is not None:
+        t1, c1 = int(model.body_contype[b1]), int(model.body_conaffinity[b1])
+        t2, c2 = int(model.body_contype[b2]), int(model.body_conaffinity[b2])
+        if not (t1 & c2) and not (t2 & c1):
+            reasons.append(f"the bodies' combined bitmasks (each the OR of its geoms' masks: contype {t1} "
+                           f"& conaffinity {c2}, contype {t2} & conaffinity {c1}) share no bit: filtered "
+                           "out before any contact filter callback is asked")
+            return Verdict(False, "bitmask", tuple(reasons))
+        zero = [g for g in (g1, g2) if not model.geom_contype[g] and not model.geom_conaffinity[g]]
+        single = model.body_geomnum[b1] == model.body_geomnum[b2] == 1
+        midphase = (not disabled & flags.mjDSBL_MIDPHASE and not single
+                    and model.body_bvhadr[b1] >= 0 and model.body_bvhadr[b2] >= 0)
+        if zero and midphase:
+            reasons.append(f"{_label(model, 'geom', zero[0])} has contype = conaffinity = 0: it is left out "
+                           "of its body's bounding-volume tree, so no contact filter callback is asked")
+            return Verdict(False, "bitmask", tuple(reasons))
+        if callback(model, mujoco.MjData(model) if data is None else data, g1, g2):
+            reasons.append("the installed mjcb_contactfilter callback returns nonzero: filtered out "
+                           "(it replaces the per-geom bitmask test)")
+            return Verdict(False, "contactfilter", tuple(reasons))
+        reasons.append("the installed mjcb_contactfilter callback returns 0: it keeps the pair "
+                       "(it replaces the per-geom bitmask test)")
+        rule = "contactfilter"
+    else:
+        t1, c1 = int(model.geom_contype[g1]), int(model.geom_conaffinity[g1])
+        t2, c2 = int(model.geom_contype[g2]), int(model.geom_conaffinity[g2])
+        test = f"contype {t1} & conaffinity {c2} = {t1 & c2}, contype {t2} & conaffinity {c1} = {t2 & c1}"
+        if not (t1 & c2) and not (t2 & c1):
+            reasons.append(f"bitmasks share no bit ({test}): filtered out")
+            return Verdict(False, "bitmask", tuple(reasons))
+        reasons.append(f"bitmasks are compatible ({test})")
+        rule = "bitmask"
     plane = mujoco.mjtGeom.mjGEOM_PLANE
     if model.geom_type[g1] == plane and model.geom_type[g2] == plane:
         reasons.append("MuJoCo has no plane-plane collision function")
         return Verdict(False, "no collision function", tuple(reasons))
-    return Verdict(True, "bitmask", tuple(reasons))
+    return Verdict(True, rule, tuple(reasons))
 
 
 @dataclass(frozen=True)

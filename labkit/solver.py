@@ -13,16 +13,25 @@ unconstrained acceleration.  The formulas follow ``getimpedance``/``getsolparam`
 ``mj_makeImpedance`` and ``mj_referenceConstraint`` (engine_core_constraint.c); the tests
 check them against ``mjData.efc_KBIP`` and ``efc_aref``.  Units: r in metres (or radians for
 angular constraints), k in 1/s², b in 1/s, accelerations in m/s².
+
+Two machine-independent measures of the solver's work: :func:`factor_cost` counts the Newton
+Hessian's factor and its fill-in, :func:`iterations_to` the iterations a solver needs for a
+given accuracy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-__all__ = ["MAXIMP", "MINIMP", "Reference", "impedance", "reference", "rest_penetration"]
+if TYPE_CHECKING:
+    import mujoco
+
+__all__ = ["MAXIMP", "MINIMP", "FactorCost", "Reference", "factor_cost", "impedance", "iterations_to",
+           "reference", "rest_penetration"]
 
 MINIMP = 0.0001  # mjMINIMP: impedance is clamped to [MINIMP, MAXIMP]
 MAXIMP = 0.9999  # mjMAXIMP
@@ -163,3 +172,86 @@ def rest_penetration(
         mid = 0.5 * (low + high)
         low, high = (mid, high) if excess(mid) < 0 else (low, mid)
     return 0.5 * (low + high)
+
+
+@dataclass(frozen=True)
+class FactorCost:
+    """The sparse Newton Hessian ``H = M + Jᵀ·D·J`` of one state and its factor, counted.
+
+    hessian: nonzeros of H's lower triangle, diagonal included (M's pattern: every dof with
+    its ancestors; plus, for each active constraint row, every pair of dofs the row touches);
+    factor: nonzeros of the factor L's lower triangle after fill-in, eliminating dofs from
+    the last to the first as MuJoCo does (leaves first);
+    multiply_adds: Σ over eliminated dofs of s·(s + 1)/2, s the dof's remaining lower-index
+    neighbours: the update work of the factorization, a machine-independent cost.
+    """
+
+    hessian: int
+    factor: int
+    multiply_adds: int
+
+
+def factor_cost(model: mujoco.MjModel, data: mujoco.MjData) -> FactorCost:
+    """Count the Newton solver's Hessian, its factor and the factorization's work for the
+    state in ``data`` (after ``mj_forward`` or ``mj_step``), from the engine's sparse
+    constraint Jacobian (``efc_J_colind``) and ``efc_state``; the model must use sparse
+    matrices (``opt.jacobian``: sparse, or auto with more than 60 dofs). See
+    :class:`FactorCost`.
+
+    Example: ``factor_cost(model, data).multiply_adds`` → e.g. ``12083`` for 48 cubes on a tray
+    written first.
+    """
+    import mujoco
+
+    if not mujoco.mj_isSparse(model):
+        raise ValueError("factor_cost needs sparse matrices: set model.opt.jacobian to mjJAC_SPARSE")
+    nv = model.nv
+    pattern = np.zeros((nv, nv), dtype=bool)
+    for i in range(nv):                                  # M: a dof couples with its ancestors
+        j = i
+        while j >= 0:
+            pattern[i, j] = True
+            j = model.dof_parentid[j]
+    quadratic = mujoco.mjtConstraintState.mjCNSTRSTATE_QUADRATIC
+    for row in np.flatnonzero(data.efc_state[:data.nefc] == quadratic):
+        start = data.efc_J_rowadr[row]
+        cols = data.efc_J_colind[start:start + data.efc_J_rownnz[row]]
+        pattern[np.ix_(cols, cols)] = True
+    lower = np.tril(pattern | pattern.T)
+    hessian, work = int(lower.sum()), 0
+    for k in range(nv - 1, -1, -1):                      # eliminate the last dof first
+        below = np.flatnonzero(lower[k, :k])
+        lower[np.ix_(below, below)] = True
+        lower = np.tril(lower)
+        work += len(below) * (len(below) + 1) // 2
+    return FactorCost(hessian, int(lower.sum()), work)
+
+
+def iterations_to(model: mujoco.MjModel, data: mujoco.MjData, residual: float, *,
+                  most: int = 500) -> int | None:
+    """The fewest solver iterations after which the constraint forces of the state in ``data``
+    satisfy the inverse dynamics to within ``residual`` (``solver_fwdinv[1]``, N), solved
+    from a cold start with the model's own solver; None if ``most`` iterations do not get
+    there.  ``model.opt`` is restored afterwards; ``data`` holds the last solve.
+
+    Equal accuracy, not equal ``tolerance``: Newton, CG and PGS test different quantities
+    against ``tolerance``, so their iterations at one tolerance are not comparable.
+
+    Example: ``iterations_to(model, data, 1e-6)`` → e.g. ``1`` for Newton on a small stack.
+    """
+    import mujoco
+
+    saved = (model.opt.iterations, model.opt.tolerance, model.opt.disableflags, model.opt.enableflags)
+    model.opt.tolerance = 0.0                            # run exactly the iterations allowed
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_WARMSTART
+    model.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_FWDINV
+    try:
+        for k in range(1, most + 1):
+            model.opt.iterations = k
+            mujoco.mj_forward(model, data)
+            mujoco.mj_compareFwdInv(model, data)
+            if data.solver_fwdinv[1] < residual:
+                return k
+        return None
+    finally:
+        model.opt.iterations, model.opt.tolerance, model.opt.disableflags, model.opt.enableflags = saved

@@ -137,3 +137,87 @@ def test_geom_id_takes_names_and_ids():
         contact.geom_id(model, "bal")
     with pytest.raises(KeyError, match="out of range"):
         contact.geom_id(model, model.ngeom)
+
+
+def test_no_reason_line_contradicts_a_never_collide_verdict():
+    # "frame" is a world geom and "upper" belongs to a child of the world: the parent-child filter
+    # does not apply, but the bitmasks (2 against 1) do, so the verdict is "never collide"
+    model, _ = labkit.load(XML)
+    verdict = contact.why(model, "frame", "upper")
+    assert not verdict and verdict.rule == "bitmask"
+    assert any("world" in r and "does not remove this pair" in r for r in verdict.reasons), verdict.text()
+    for seed in range(10):
+        model, _ = labkit.load(random_model(seed))
+        for g1 in range(model.ngeom):
+            for g2 in range(g1 + 1, model.ngeom):
+                verdict = contact.why(model, g1, g2)
+                if not verdict:
+                    assert not any("do collide" in r or "can collide" in r for r in verdict.reasons), \
+                        verdict.text()
+
+
+WELDS = """
+<mujoco>
+  <worldbody>
+    <geom name="static" type="box" size=".1 .1 .1" pos="3 0 .05"/>
+    <body name="A" pos="0 0 1"><joint type="slide" axis="0 0 1"/><geom name="a" size=".1"/>
+      <body name="B" pos=".05 0 0"><geom name="b" size=".02" pos="0 0 .3"/>
+        <body name="C" pos=".05 0 0"><joint type="hinge" axis="0 1 0"/><geom name="c" size=".1"/></body>
+      </body>
+    </body>
+    <body name="M" mocap="true" pos="3 0 .1"><geom name="m" size=".1"/></body>
+    <body name="F" pos="3 0 .25"><freejoint/><geom name="f" size=".1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_filters_act_on_weld_groups_and_skip_two_groups_without_dofs():
+    model, data = labkit.load(WELDS)
+    found = contact.pairs(model, data)
+    # C's parent B is welded to A: C is filtered against its grandparent A, as a child of A's weld group
+    assert contact.why(model, "a", "c").rule == "parent-child" and frozenset(("a", "c")) not in found
+    # a mocap body and static geometry have no dofs: skipped; a free body collides with both
+    assert contact.why(model, "m", "static").rule == "both static" and frozenset(("m", "static")) not in found
+    assert {frozenset(("f", "m")), frozenset(("f", "static"))} <= found
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_FILTERPARENT
+    mujoco.mj_forward(model, data)
+    assert contact.why(model, "a", "c") and frozenset(("a", "c")) in contact.pairs(model, data)
+
+
+def _odd_geoms_only(model, data, g1, g2):
+    """A contact filter callback: discard every pair unless both geom ids are odd."""
+    return int(not (g1 % 2 and g2 % 2))
+
+
+@pytest.mark.parametrize("midphase", [True, False])
+@pytest.mark.parametrize("callback", [lambda m, d, g1, g2: 0, _odd_geoms_only])
+def test_why_follows_an_installed_contact_filter_callback(callback, midphase):
+    mujoco.set_mjcb_contactfilter(callback)
+    try:
+        for seed in range(10):
+            model, data = labkit.load(random_model(seed))
+            if not midphase:
+                model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_MIDPHASE
+                mujoco.mj_forward(model, data)
+            actual = {frozenset((int(c.geom1), int(c.geom2))) for c in data.contact[: data.ncon]}
+            for g1 in range(model.ngeom):
+                for g2 in range(g1 + 1, model.ngeom):
+                    verdict = contact.why(model, g1, g2, data)
+                    assert verdict.collides == (frozenset((g1, g2)) in actual), (seed, g1, g2, verdict.text())
+    finally:
+        mujoco.set_mjcb_contactfilter(None)
+    # the callback replaces the per-geom bitmask test ("frame" 2/2 against "upper" 1/1, but the world
+    # body's combined masks are 3/3), not the test on each body's combined masks (a lone 2/2 geom)
+    lone = XML.replace("</worldbody>", '<body name="lone" pos=".15 0 .5"><freejoint/>'
+                       '<geom name="lone" size=".04" contype="2" conaffinity="2"/></body></worldbody>')
+    mujoco.set_mjcb_contactfilter(lambda m, d, g1, g2: 0)
+    try:
+        model, data = labkit.load(lone)
+        assert contact.why(model, "frame", "upper").rule == "contactfilter"
+        assert frozenset(("frame", "upper")) in contact.pairs(model, data)
+        assert contact.why(model, "lone", "upper").rule == "bitmask"           # overlapping, 2/2 and 1/1
+        assert frozenset(("lone", "upper")) not in contact.pairs(model, data)
+    finally:
+        mujoco.set_mjcb_contactfilter(None)
+    assert contact.why(model, "frame", "upper").rule == "bitmask"

@@ -72,6 +72,12 @@ def _limit_solref():
 
 
 _W_RUBBER = 2 / (2 + 1)                                # solmix weight of the rubber
+# 5.3: constant impedance d = 0.9: depth = (1 − d)·g·(τζ)² = 1 mm fixes τζ; overshoot 25 % fixes ζ
+_TZ = np.sqrt(1e-3 / ((1 - 0.9) * G))
+_ZETA_25 = -np.log(0.25) / np.sqrt(np.pi**2 + np.log(0.25) ** 2)
+# 6.3: from rest, v² = 2·g·(sin θ − μ cos θ)·d: 1 m/s after 0.3 m down a 30° chute
+_THETA = np.radians(30)
+_MU_CHUTE = (np.sin(_THETA) - 1.0**2 / (2 * G * 0.3)) / np.cos(_THETA)
 
 REFERENCE = {
     "4.1": dict(is_bug=False, max_total=3 * 1.0 + 1.0,  # drive: gear 3 × forcerange 1; servo: 1
@@ -82,23 +88,23 @@ REFERENCE = {
     "5.1": dict(block_solref=(2 * 0.002, 1.0), block_solimp=(0.95, 0.99, 0.001, 0.5, 2)),
     "5.2": dict(block_depth=labkit.solver.rest_penetration((0.01, 1), (0.95, 0.99, 0.002, 0.5, 2),
                                                            timestep=0.001, accel=G / 4)),
-    "5.3": dict(solref_critical=(0.02, 1.0), solref_bouncy=(0.02, 0.3)),
+    "5.3": dict(solref_critical=(_TZ, 1.0), solref_bouncy=(_TZ / _ZETA_25, _ZETA_25)),
     "5.4": dict(limit_solref=_limit_solref()),
     "6.1": dict(masks={"left": (2, 0), "right": (2, 0), "cube": (1, 3)}),
     "6.2": dict(mixed_sliding=max(1.2, 0.4), mixed_rolling=max(0.0001, 0.0004),
                 mixed_timeconst=_W_RUBBER * 0.01 + (1 - _W_RUBBER) * 0.04,
                 mixed_dampratio=_W_RUBBER * 1.0 + (1 - _W_RUBBER) * 0.5),
-    "6.3": dict(mu_chute=0.5 * (np.tan(np.radians(25)) + np.tan(np.radians(35)))),
+    "6.3": dict(mu_chute=_MU_CHUTE),
 }
 
 TITLES = {"4.1": ("Several actuators, one joint", 3), "4.2": ("Clamp the setpoint, not the rate", 3),
           "4.3": ("Find a packed input by name", 2), "4.4": ("Control state outside the callback", 3),
           "5.1": ("Rest with at most 20 µm penetration", 3),
           "5.2": ("Predict the resting depth of a block on four contacts", 2),
-          "5.3": ("A critically damped and an under-damped contact", 3),
+          "5.3": ("A critically damped and an under-damped contact, 1 mm deep", 3),
           "5.4": ("Soften a joint limit to a given stop depth", 2),
           "6.1": ("Fingers that grip but do not clash", 3), "6.2": ("Rubber on steel", 4),
-          "6.3": ("A coefficient for two slopes", 3)}
+          "6.3": ("A friction coefficient for an exit speed", 3)}
 
 
 @pytest.mark.parametrize("number", sorted(REFERENCE))
@@ -284,12 +290,21 @@ def test_5_2_one_contact_instead_of_four():
     assert graded.score == 0 and "a single contact carrying the whole weight" in graded.text()
 
 
-def test_5_3_swapped_damping_ratios():
-    graded = grade("5.3", solref_critical=(0.02, 0.3), solref_bouncy=(0.02, 1.0))
+def test_5_3_swapped_damping_ratios_and_the_chapters_values():
+    graded = grade("5.3", solref_critical=(_TZ / _ZETA_25, _ZETA_25), solref_bouncy=(_TZ, 1.0))
     results = passed(graded)
     assert not results["solref_critical overshoots by at most 1 %"]
-    assert not results["solref_bouncy overshoots by 20-60 %"]
+    assert not results["solref_bouncy overshoots by 20-30 %"]
     assert graded.score < 3 and "it overshoots" in graded.text()
+    copied = grade("5.3", solref_critical=(0.02, 1.0), solref_bouncy=(0.02, 0.3))   # section 3's values
+    results = passed(copied)
+    assert not results["solref_critical rests 1 mm (±5 %) deep"]
+    assert not results["solref_bouncy overshoots by 20-30 %"]
+    assert "it rests 0.3924 mm deep" in copied.text()
+    same_tau = grade("5.3", solref_critical=(_TZ, 1.0), solref_bouncy=(_TZ, _ZETA_25))  # τ kept, not τζ
+    assert not passed(same_tau)["solref_bouncy rests 1 mm (±5 %) deep"]
+    slow = grade("5.3", solref_critical=(_TZ / 5, 5.0), solref_bouncy=(_TZ / _ZETA_25, _ZETA_25))
+    assert not passed(slow)["solref_critical reaches 90 % of its depth within 0.2 s"]
     direct = grade("5.3", solref_critical=(-2500, -100), solref_bouncy=(0.02, 0.3))
     assert not passed(direct)["`solref_critical` uses the positive (timeconst, dampratio) format"]
 
@@ -321,10 +336,14 @@ def test_6_2_averages_instead_of_maxima():
         assert why in text
 
 
-def test_6_3_too_little_friction():
-    graded = grade("6.3", mu_chute=np.tan(np.radians(20)))
-    assert not passed(graded)["at 25° the cube stays"] and "cm in 1 s" in graded.text()
-    assert passed(grade("6.3", mu_chute=np.tan(np.radians(40))))["at 25° the cube stays"]
+def test_6_3_the_threshold_and_the_distance_formula_miss_the_speed():
+    held = grade("6.3", mu_chute=np.tan(_THETA))                       # Coulomb's threshold: it holds
+    assert held.score == 0 and "does not get 0.3 m down the chute" in held.text()
+    in_one_second = (np.sin(_THETA) - 2 * 0.3 / G) / np.cos(_THETA)    # ½·a·t² = 0.3 m with t = 1 s
+    graded = grade("6.3", mu_chute=in_one_second)
+    assert passed(graded)["the part slides down the 30° chute"]
+    assert graded.score == 1.5 and "it passes 0.3 m at 0.59" in graded.text()
+    assert grade("6.3", mu_chute=-0.1).score == 0
 
 
 def test_5_1_a_clamped_impedance_is_not_the_value_mujoco_uses():

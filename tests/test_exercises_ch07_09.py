@@ -42,8 +42,8 @@ EXERCISES = {  # id: (title, points), as the chapters have always stated them
     "7.1": ("Separate the arm from the frame with bitmasks", 3),
     "7.2": ("A bounce with e = 0.5", 3),
     "7.3": ("Decompose a slot", 3),
-    "8.1": ("Map a command vector to joint targets", 2),
-    "8.2": ("Choose a slew rate for a gentle close", 2),
+    "8.1": ("Glove commands for a requested pose", 2),
+    "8.2": ("Slew rates for a synchronized close", 2),
     "8.3": ("Tolerance and iterations for a projection budget", 3),
     "9.1": ("A lift that holds its height", 2),
     "9.2": ("The minimum grip force", 2),
@@ -195,45 +195,66 @@ def test_tray_writes_the_hub_before_or_after_the_cubes():
 
 # -- chapter 08 ---------------------------------------------------------------------------------------
 
-GLOVE = (51, 200, 90, 180, 60, 255, 10)      # 0–255, one per channel, in CHANNELS order
 CHANNELS = ("lift", "index_mcp", "index_pip", "middle_mcp", "middle_pip", "thumb_yaw", "thumb_mcp")
+PINCH = {"lift": 0.02, "index_mcp": 0.9, "index_dip": 0.64, "middle_mcp": 0.6, "middle_pip": 1.2,
+         "thumb_yaw": -0.2, "thumb_ip": 0.7}          # the exercise's pose, as the chapter states it
 
 
-def glove_targets_by_hand(reverse_lift=False):
-    """The glove mapped by the exercise's rule, with ranges and couplings read from hand.xml."""
+def glove_for(pose, divide_mimics=True, reverse_lift=False):
+    """Commands (0–255, CHANNELS order) for ``pose``, by the exercise's rule, with ranges and
+    couplings read from hand.xml: a mimic's target becomes its leader's, divided by the ratio."""
     model, _ = labkit.load("hand")
-    targets = {}
-    for name, command in zip(CHANNELS, GLOVE, strict=True):
-        lo, hi = model.joint(name).range
-        fraction = command / 255
-        backwards = name != "thumb_yaw" and (name != "lift" or reverse_lift)
-        targets[name] = float(hi - fraction * (hi - lo) if backwards else lo + fraction * (hi - lo))
+    leader_targets = {}
     for e in range(model.neq):                      # joint equalities: follower = c0 + c1·leader
         follower, leader = model.joint(model.eq_obj1id[e]).name, model.joint(model.eq_obj2id[e]).name
-        targets[follower] = float(model.eq_data[e, 0] + model.eq_data[e, 1] * targets[leader])
-    return targets
+        if follower in pose:
+            ratio = model.eq_data[e, 1] if divide_mimics else 1.0
+            leader_targets[leader] = (pose[follower] - model.eq_data[e, 0]) / ratio
+    glove = []
+    for name in CHANNELS:
+        lo, hi = model.joint(name).range
+        value = pose.get(name, leader_targets.get(name))
+        backwards = name != "thumb_yaw" and (name != "lift" or reverse_lift)
+        glove.append(float(255 * ((hi - value) if backwards else (value - lo)) / (hi - lo)))
+    return glove
 
 
 def test_8_1_reference():
-    targets = glove_targets_by_hand()
-    assert len(targets) == 10
-    assert grade("8.1", {"targets": targets}).score == 2
+    from labkit.exercises import ch08
+
+    assert dict(ch08.PINCH) == PINCH
+    assert grade("8.1", {"glove": glove_for(PINCH)}).score == 2
 
 
 def test_8_1_typical_mistakes():
-    graded = grade("8.1", {"targets": {k: v for k, v in glove_targets_by_hand().items() if k in CHANNELS}})
-    assert graded.score == 0 and "its keys are" in messages(graded)                  # the mimics forgotten
-    graded = grade("8.1", {"targets": glove_targets_by_hand(reverse_lift=True)})
-    assert graded.score == 1 and "wrong for: lift" in messages(graded)
-    graded = grade("8.1", {"targets": list(glove_targets_by_hand().values())})
+    graded = grade("8.1", {"glove": glove_for(PINCH, divide_mimics=False)})    # the ratio forgotten
+    assert graded.score == 0 and "wrong for: index_dip (0.512, not 0.64)" in messages(graded)
+    graded = grade("8.1", {"glove": glove_for(PINCH, reverse_lift=True)})
+    assert graded.score == 0 and "wrong for: lift" in messages(graded)
+    graded = grade("8.1", {"glove": [300] * 7})
+    assert graded.score == 0 and "within 0–255" in messages(graded)
+    graded = grade("8.1", {"glove": glove_for(PINCH)[:6]})
+    assert graded.score == 0 and "should have 7 entries" in messages(graded)
+
+
+RELAXED = {"index_mcp": 0.3, "index_pip": 0.4, "middle_mcp": 0.5, "middle_pip": 0.2, "thumb_mcp": 0.6}
+
+
+def test_8_2_reference_and_one_rate_for_all():
+    from labkit.exercises import ch08
+
+    assert dict(ch08.RELAXED) == RELAXED
+    model, _ = labkit.load("hand")
+    # every leader covers its own distance (upper limit − relaxed angle) in 0.9 s
+    rates = {n: (model.joint(n).range[1] - RELAXED[n]) / 0.9 for n in RELAXED}
+    assert grade("8.2", {"gentle_slew": rates}).score == 2
+    graded = grade("8.2", {"gentle_slew": dict.fromkeys(RELAXED, 1.6 / 0.9)})   # one rate: no synchrony
+    assert graded.score == 0 and "thumb_mcp after 0.452 s" in messages(graded)
+    graded = grade("8.2", {"gentle_slew": 1.6 / 0.9})
     assert graded.score == 0 and "should be a dict" in messages(graded)
-
-
-def test_8_2_reference_and_a_fast_close():
-    assert grade("8.2", {"gentle_slew": 1.6 / 0.9}).score == 2   # the 1.6 rad pip joints arrive last
-    graded = grade("8.2", {"gentle_slew": 5.0})
-    assert graded.score == 0 and "it takes 0.32 s" in messages(graded)
-    graded = grade("8.2", {"gentle_slew": -1.0})
+    graded = grade("8.2", {"gentle_slew": {**rates, "index_dip": 1.0}})
+    assert graded.score == 0 and "one rate (rad/s) for each flexion leader" in messages(graded)
+    graded = grade("8.2", {"gentle_slew": {**rates, "thumb_mcp": -1.0}})
     assert graded.score == 0 and "must be positive" in messages(graded)
 
 
@@ -384,6 +405,17 @@ def test_the_package_states_these_limits_read_only():
     assert all(key in text for key in LIMITS)
 
 
+def test_start_restates_every_parameter_of_the_model_file():
+    # moved from course/09_capstone.ipynb: build(START) must change nothing the file sets
+    model, _ = labkit.load("capstone_gripper")
+    restated, _ = ch09.build(START)
+    for field in ("geom_friction", "geom_condim", "geom_solref", "geom_solimp", "actuator_gainprm",
+                  "actuator_biasprm"):
+        assert np.array_equal(getattr(model, field), getattr(restated, field)), field
+    for option in ("cone", "impratio", "noslip_iterations", "timestep", "integrator"):
+        assert getattr(model.opt, option) == getattr(restated.opt, option), option
+
+
 def test_panels_draws_slip_penetration_and_height_against_their_limits(start_report):
     fig = ch09.panels([start_report, start_report], ["start", "again"])
     assert [ax.get_ylabel() for ax in fig.axes] == ["slip [mm]", "penetration [mm]", "cube height [mm]"]
@@ -501,4 +533,5 @@ def test_helpers_the_notebook_imports_behave_as_documented():
     mujoco.mj_forward(hand, hand_data)
     assert ch08.finger_gaps(hand, hand_data).shape == (3,)
     assert dict(ch08.CLOSE) == {n: float(hand.joint(n).range[1]) for n in ch08.CLOSE}
-    assert ch08.close_time(1.6 / 0.9) == pytest.approx(0.9, abs=2 * hand.opt.timestep)
+    times = ch08.arrival_times(5.0, start={}, goal=ch08.CLOSE)       # from the open hand at 5 rad/s
+    assert times == pytest.approx({n: v / 5.0 for n, v in ch08.CLOSE.items()}, abs=2 * hand.opt.timestep)

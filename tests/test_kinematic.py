@@ -374,3 +374,121 @@ def test_unknown_joint_names_list_the_model_joints(rig):
     model, _ = rig
     with pytest.raises(KeyError, match=r"no joint named 'bse'; its joints: \["):
         K.joint_ranges(model, ["bse"])
+
+
+# -- the driver claims of course/08_kinematic_drive.ipynb ----------------------------------------
+# They test labkit's driver (its mapping, slew limit, projection and bookkeeping), not MuJoCo, so
+# they live here; the chapter prints the same numbers and keeps only its claims about MuJoCo.
+
+def test_chapter_08_command_mapping_and_mimic_targets(hand):
+    # the G20 notes' example: a reversed channel, range 0–1.22 rad: 0 → 1.22, 255 → 0, linear between
+    example = K.command_to_targets([0, 255, 127.5], ["at 0", "at 255", "half"], 0.0, 1.22, reverse=True)
+    assert tuple(example.values()) == pytest.approx((1.22, 0.0, 0.61), abs=1e-15)
+    model, data = hand
+    driver = K.Driver(model, data)
+    assert driver.active == ("lift", "index_mcp", "index_pip", "middle_mcp", "middle_pip", "thumb_yaw",
+                             "thumb_mcp")
+    reverse = [n not in ("lift", "thumb_yaw") for n in driver.active]
+    fist = driver.command([0, 0, 0, 0, 0, 127.5, 0], reverse=reverse)
+    for name in ("index_mcp", "index_pip", "middle_mcp", "middle_pip", "thumb_mcp"):
+        assert fist[name] == model.joint(name).range[1]                     # command 0 = upper limit
+    assert fist["index_dip"] == 0.8 * fist["index_pip"] and fist["thumb_ip"] == fist["thumb_mcp"]
+    # commands outside 0–255 are clamped
+    assert driver.command([300] * 7, reverse=reverse) == driver.command([255] * 7, reverse=reverse)
+    assert driver.command([-40] * 7, reverse=reverse) == driver.command([0] * 7, reverse=reverse)
+    # a mimic's target commands its leader at target / ratio, and the mimic lands on it
+    goal = driver.set_goal({"index_dip": 0.6})
+    assert (goal["index_pip"], goal["index_dip"]) == pytest.approx((0.6 / 0.8, 0.6), abs=1e-15)
+
+
+@pytest.fixture(scope="module")
+def chapter_08_closes():
+    """The chapter's two closes of the hand on the rod: without projection (200 steps) and with the
+    G20 notes' projection (0.5 mm, 12 halvings, 300 steps); poses and step reports."""
+    model, data = labkit.load("hand")
+    free = K.Driver(model, data, slew=5.0, project=False)
+    free.set_goal(CLOSE)
+    poses, depth_free = [free.applied], []
+    for _ in range(200):
+        depth_free.append(free.step().penetration)
+        poses.append(free.applied)
+    model, data = labkit.load("hand")
+    projected = K.Driver(model, data, tolerance=5e-4, iterations=12)
+    projected.set_goal(CLOSE)
+    reports = projected.run(300)
+    return {"free": free, "poses": poses, "depth_free": depth_free, "projected": projected,
+            "reports": reports, "model": model, "data": data}
+
+
+def test_chapter_08_slew_limit_mimic_rate_and_arrival(chapter_08_closes):
+    free, poses = chapter_08_closes["free"], chapter_08_closes["poses"]
+    q = {name: np.array([p[name] for p in poses]) for name in free.joints}
+    step = 5.0 * free.dt                                                  # 5 rad/s × 2 ms = 0.01 rad
+    assert max(np.abs(np.diff(q[n])).max() for n in free.active) == pytest.approx(step, rel=1e-12)
+    assert np.abs(np.diff(q["index_dip"])).max() == pytest.approx(0.8 * step, rel=1e-9)
+    t = np.arange(len(poses)) * free.dt
+    assert t[np.argmax(q["index_pip"] == free.goal["index_pip"])] == pytest.approx(1.6 / 5.0, abs=free.dt)
+    # nothing blocks the first 80 steps: the written pose is the slewed command, exactly
+    assert np.abs(q["index_mcp"][:80] - step * np.arange(80)).max() <= 1e-12
+
+
+def test_chapter_08_projection_tolerance_resting_depth_and_cost(chapter_08_closes):
+    projected, reports = chapter_08_closes["projected"], chapter_08_closes["reports"]
+    depth = np.array([r.penetration for r in reports])
+    assert max(chapter_08_closes["depth_free"]) > 10 * 5e-4             # without projection: > 10× tol
+    assert depth.max() <= 5e-4 and projected.coupling_error() == 0.0
+    resolution = 5.0 * projected.dt / 2**12 * 0.1                        # rad per halving × 0.1 m arm
+    assert 5e-4 - 5 * resolution <= depth[-1] <= 5e-4                   # blocked fingers rest at the tol
+    free_costs = {r.evaluations for r in reports if r.status == "free"}
+    assert free_costs == {1} and max(r.evaluations for r in reports) == 1 + 1 + 5 * (1 + 12) + 1
+    assert sum(r.evaluations for r in reports) / len(reports) > 10       # closing on the rod: > 10 per step
+    assert {r.status for r in reports} == {"free", "projected"}
+
+
+def test_chapter_08_a_blocked_joint_does_not_hold_the_others_back():
+    model, data = labkit.load("hand")
+    driver = K.Driver(model, data)
+    driver.set_goal(CLOSE)
+    before, mixed = driver.applied, 0
+    for _ in range(300):
+        report = driver.step()
+        after = driver.applied
+        full = [n for n in driver.active if np.isclose(abs(after[n] - before[n]), 5.0 * driver.dt, rtol=1e-9)]
+        mixed += bool(report.limited) and bool(full)
+        before = after
+    assert mixed >= 1
+
+
+def test_chapter_08_fallback_stuck_escape_and_refused_lift():
+    model, data = labkit.load("hand")
+    fallback = K.Driver(model, data)
+    fallback.reset({"index_mcp": 1.0, "index_pip": 1.6})                 # teleported into the rod
+    report = fallback.step()
+    assert (report.status, report.penetration <= fallback.tolerance, fallback.coupling_error()) == \
+        ("fallback", True, 0.0)
+    model, data = labkit.load("hand")
+    driver = K.Driver(model, data)
+    driver.set_goal(CLOSE)
+    driver.run(300)
+    data.joint("rod").qpos[2] -= 0.01                                     # the world moves into the hand
+    probe = mujoco.MjData(model)
+    probe.qpos[:] = data.qpos
+    for name, value in driver.last_safe.items():
+        probe.joint(name).qpos[0] = value
+    mujoco.mj_kinematics(model, probe)
+    mujoco.mj_collision(model, probe)
+    stale = K.penetration(model, probe, driver.geoms)
+    report = driver.step()
+    assert stale > 5e-4 and report.status == "stuck" and report.penetration <= stale
+    driver.set_goal({name: 0.0 for name in CLOSE})
+    escape = np.array([r.penetration for r in driver.run(150)])
+    assert np.diff(escape).max() <= 0.0 and escape[-1] == 0.0
+    # closed on the rod again, a lift is refused: the fingers under the rod would pass through it
+    data.joint("rod").qpos[2] += 0.01
+    driver.set_goal(CLOSE)
+    driver.run(300)
+    driver.set_goal({"lift": 0.04})
+    lifting = driver.run(100)
+    assert driver.applied["lift"] < 1e-3
+    assert lifting[-1].status == "projected" and "lift" in lifting[-1].limited
+    assert driver.coupling_error() == 0.0

@@ -82,3 +82,69 @@ def test_rest_penetration_matches_a_resting_sphere(solref, solimp, cone, condim,
 def test_rest_penetration_rejects_nonsense():
     with pytest.raises(ValueError, match="must be > 0"):
         solver.rest_penetration((0.02, 1), (0.9, 0.95, 0.001, 0.5, 2), timestep=0.002, accel=0)
+
+
+def _stacked(n_boxes: int):
+    """Free boxes in a sparse model, resting on the floor or on each other (one stack)."""
+    box = '<geom type="box" size=".05 .05 .05"/>'
+    bodies = "".join(f'<body pos="0 0 {0.05 + 0.1 * i}"><freejoint/>{box}</body>' for i in range(n_boxes))
+    model, data = labkit.load('<mujoco><option jacobian="sparse"/><worldbody>'
+                              f'<geom type="plane" size="1 1 .1"/>{bodies}</worldbody></mujoco>')
+    mujoco.mj_step(model, data, 5)
+    return model, data
+
+
+def test_factor_cost_counts_a_chain_of_free_bodies_by_hand():
+    # three boxes in a stack: each free body has a dense 6x6 block (21 lower entries); the floor
+    # contact touches box 0 alone, the two box-box contacts couple neighbours (a 6x6 block each);
+    # eliminating from the last body to the first creates no fill: a chain stays a chain
+    model, data = _stacked(3)
+    cost = labkit.solver.factor_cost(model, data)
+    assert cost.hessian == cost.factor == 3 * 21 + 2 * 36
+    # written by hand: dof k of block b has 6b + k lower-index neighbours in the blocks it touches
+    expected = 0
+    for b in range(3):
+        for k in range(6):
+            s = k + (6 if b > 0 else 0)
+            expected += s * (s + 1) // 2
+    assert cost.multiply_adds == expected
+
+
+def test_factor_cost_sees_the_fill_of_a_hub_written_last():
+    from labkit.exercises import ch07
+
+    for n in (8, 16):
+        costs = {}
+        for first in (True, False):
+            model = ch07.tray(n, first)
+            data = mujoco.MjData(model)
+            mujoco.mj_step(model, data, 10)
+            costs[first] = (labkit.solver.factor_cost(model, data), int(data.solver_nnz[0]))
+        nv = 6 * (n + 1)
+        (a, nnz_a), (b, nnz_b) = costs[True], costs[False]
+        assert a.hessian == b.hessian and a.factor == a.hessian                 # hub first: no fill
+        assert b.factor == nv * (nv + 1) // 2                                   # hub last: dense
+        assert b.factor - a.factor == nnz_b - nnz_a                             # as the engine counts
+        assert b.multiply_adds == sum(k * (k + 1) // 2 for k in range(nv))      # dense elimination
+
+
+def test_factor_cost_needs_sparse_matrices():
+    model, data = labkit.load("solver_stack")
+    with pytest.raises(ValueError, match="sparse"):
+        labkit.solver.factor_cost(model, data)
+
+
+def test_iterations_to_restores_the_options_and_orders_the_solvers():
+    model, data = labkit.load("solver_stack")
+    labkit.sim.run(model, data, duration=0.3)
+    options = ("iterations", "tolerance", "disableflags", "enableflags")
+    before = [getattr(model.opt, name) for name in options]
+    needed = {}
+    for name in ("NEWTON", "CG", "PGS"):
+        model.opt.solver = getattr(mujoco.mjtSolver, "mjSOL_" + name)
+        needed[name] = labkit.solver.iterations_to(model, data, 1e-6)
+        assert data.solver_fwdinv[1] < 1e-6 and data.solver_niter[0] == needed[name]
+    assert [getattr(model.opt, name) for name in options] == before
+    assert needed["NEWTON"] <= 2 < needed["CG"] < needed["PGS"]
+    model.opt.solver = mujoco.mjtSolver.mjSOL_PGS
+    assert labkit.solver.iterations_to(model, data, 1e-6, most=3) is None

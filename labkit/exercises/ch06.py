@@ -21,8 +21,8 @@ from ..models import spec as model_spec
 from .answers import NUMBER, array, mapping
 from .core import Exercise, ExerciseFailed, checker
 
-__all__ = ["PADS", "RUBBER", "STEEL", "WANTED", "MixedContact", "gripper_contacts", "incline", "mixed",
-           "travel"]
+__all__ = ["CHUTE_ANGLE", "CHUTE_LENGTH", "CHUTE_SPEED", "PADS", "RUBBER", "STEEL", "WANTED", "MixedContact",
+           "gripper_contacts", "incline", "mixed", "speed_after", "travel"]
 
 
 def _name(pair: Sequence[str]) -> str:
@@ -137,7 +137,7 @@ def _rubber_on_steel(ex: Exercise) -> None:
              mistakes={2 / 3: "that gives the steel the larger weight; the rubber has solmix 2"})
 
 
-# -- Exercise 6.3: a coefficient for two slopes -------------------------------------------
+# -- Exercise 6.3: a friction coefficient for an exit speed -------------------------------------------
 
 def incline(theta: float, mu: float = 0.5, condim: int = 3) -> tuple[mujoco.MjModel, mujoco.MjData]:
     """``contact_incline`` tilted by ``theta`` degrees, with the ramp's sliding friction ``mu``
@@ -159,12 +159,40 @@ def travel(theta: float, mu: float, condim: int = 3, seconds: float = 1.0) -> fl
     return float((data.qpos[:3] - start) @ np.array([np.cos(tilt), 0, -np.sin(tilt)]))
 
 
-@checker("6.3", "A coefficient for two slopes", points=3, answers={"mu_chute": NUMBER})
-def _two_slopes(ex: Exercise) -> None:
+def speed_after(theta: float, mu: float, distance: float, seconds: float = 3.0) -> float:
+    """Speed (m/s, along the slope) of the cube of :func:`incline`, released at rest on a ramp
+    tilted by ``theta`` degrees with sliding friction ``mu``, once it has slid ``distance`` m
+    downhill (interpolated between the two steps around that point); 0.0 if it has not got
+    that far after ``seconds``."""
+    model, data = incline(theta, mu)
+    tilt = np.radians(theta)
+    downhill = np.array([np.cos(tilt), 0, -np.sin(tilt)])
+    start, h = data.qpos[:3].copy(), model.opt.timestep
+    before = (0.0, 0.0)                                   # (distance, speed) at the previous step
+    for _ in range(round(seconds / h)):
+        mujoco.mj_step(model, data)
+        now = (float((data.qpos[:3] - start) @ downhill), float(data.qvel[:3] @ downhill))
+        if now[0] >= distance:
+            share = (distance - before[0]) / (now[0] - before[0])
+            return before[1] + share * (now[1] - before[1])
+        before = now
+    return 0.0
+
+
+CHUTE_ANGLE, CHUTE_LENGTH, CHUTE_SPEED = 30.0, 0.3, 1.0   # degrees, m, m/s: Exercise 6.3's chute
+
+
+@checker("6.3", "A friction coefficient for an exit speed", points=3, answers={"mu_chute": NUMBER})
+def _exit_speed(ex: Exercise) -> None:
     mu = float(ex.value("mu_chute"))
-    for angle, stays in ((25, True), (35, False)):
-        d = travel(angle, mu)
-        ex.require(d < 0.01 if stays else d > 0.02,
-                   f"at {angle}° the cube {'stays' if stays else 'slides'}",
-                   failure=f"it moved {fmt(100 * d)} cm in 1 s",
-                   hint="a box holds on a slope when μ ≥ tan θ: pick μ between tan 25° and tan 35°")
+    if mu < 0:
+        raise ExerciseFailed(f"`mu_chute` = {fmt(mu)}: a friction coefficient is ≥ 0")
+    speed = speed_after(CHUTE_ANGLE, mu, CHUTE_LENGTH)
+    ex.require(speed > 0, "the part slides down the 30° chute",
+               failure="it does not get 0.3 m down the chute in 3 s",
+               hint="it holds when μ ≥ tan θ; it must slide, so μ < tan 30°")
+    ex.require(abs(speed - CHUTE_SPEED) <= 0.05 * CHUTE_SPEED,
+               "it leaves the chute, 0.3 m down, at 1.0 m/s (±5 %)",
+               failure=f"it passes 0.3 m at {fmt(speed, unit='m/s')}" if speed > 0 else "it never gets there",
+               hint="while it slides the acceleration is constant, g·(sin θ − μ·cos θ); "
+                    "from rest, speed² = 2·acceleration·distance")

@@ -1,13 +1,14 @@
 """Checkers of chapter 08 (kinematic drive) on ``models/hand.xml``, and the constants and
-measurements the chapter shares with them: the glove vector :data:`GLOVE`, the fist goal
-:data:`CLOSE` and :func:`finger_gaps`.  The checkers read nothing but the learner's answers.
+measurements the chapter shares with them: the requested pose :data:`PINCH`, the fist goal
+:data:`CLOSE`, the relaxed start :data:`RELAXED`, :func:`arrival_times` and
+:func:`finger_gaps`.  The checkers read nothing but the learner's answers.
 
 Units: hinge joints in rad (rates rad/s), the lift slide in m; distances in m.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 import mujoco
@@ -16,19 +17,20 @@ import numpy as np
 from .. import kinematic
 from ..display import fmt
 from ..models import load
-from .answers import INTEGER, NUMBER, mapping
+from .answers import INTEGER, NUMBER, array, mapping
 from .core import Exercise, ExerciseFailed, checker
 
-__all__ = ["CLOSE", "FORWARD", "GLOVE", "close_time", "finger_gaps", "glove_targets", "projected_close",
-           "reversed_channels"]
+__all__ = ["CLOSE", "FORWARD", "PINCH", "RELAXED", "arrival_times", "finger_gaps", "glove_targets",
+           "projected_close", "reversed_channels"]
 
 CLOSE = MappingProxyType({"index_mcp": 1.5, "index_pip": 1.6, "middle_mcp": 1.5, "middle_pip": 1.6,
                           "thumb_mcp": 1.4})
 """The fist: every flexion leader at its upper limit (rad); mimic joints follow."""
 
-GLOVE = (51, 200, 90, 180, 60, 255, 10)
-"""Exercise 8.1's glove commands, 0–255, in the driver's channel order (``Driver.active``:
-lift, index_mcp, index_pip, middle_mcp, middle_pip, thumb_yaw, thumb_mcp)."""
+PINCH = MappingProxyType({"lift": 0.02, "index_mcp": 0.9, "index_dip": 0.64, "middle_mcp": 0.6,
+                          "middle_pip": 1.2, "thumb_yaw": -0.2, "thumb_ip": 0.7})
+"""Exercise 8.1's pose (rad, m for the lift): the joints a planner asks for, two of them mimics
+(``index_dip`` = 0.8·``index_pip``, ``thumb_ip`` = ``thumb_mcp``)."""
 
 FORWARD = ("lift", "thumb_yaw")
 """The channels that run forwards (0 = bottom of the range); every flexion is reversed (255 = open)."""
@@ -39,53 +41,71 @@ def reversed_channels(active: Sequence[str]) -> list[bool]:
     return [name not in FORWARD for name in active]
 
 
-def glove_targets(commands: Sequence[float] = GLOVE) -> dict[str, float]:
-    """The joint targets (rad, m for the lift) the hand's driver maps ``commands`` to: one per
-    driven joint, mimic joints included."""
+def glove_targets(commands: Sequence[float]) -> dict[str, float]:
+    """The joint targets (rad, m for the lift) the hand's driver maps ``commands`` (0–255, one per
+    channel in ``Driver.active`` order, flexions reversed) to: one per driven joint, mimic joints
+    included."""
     model, data = load("hand")
     driver = kinematic.Driver(model, data)
     return driver.command(list(commands), reverse=reversed_channels(driver.active))
 
 
-@checker("8.1", "Map a command vector to joint targets", points=2, answers={"targets": mapping(NUMBER)})
+@checker("8.1", "Glove commands for a requested pose", points=2, answers={"glove": array(length=7)})
 def _glove(ex: Exercise) -> None:
-    expected = glove_targets()
-    answer = ex.value("targets")
-    keys_right = set(answer) == set(expected)
-    ex.require(keys_right, "`targets` is a dict with one entry per driven joint (10, mimic joints included)",
-               failure=f"its keys are {sorted(answer)}",
-               hint="the mimic joints are the couplings' followers: apply them after the active joints")
-    if keys_right:
-        wrong = [n for n in expected if not np.isclose(answer[n], expected[n], rtol=1e-9, atol=1e-12)]
-        ex.require(not wrong, "every target is right", failure=f"wrong for: {', '.join(wrong)}",
-                   hint="reversed channels: target = hi − c/255·(hi − lo); lift and thumb_yaw run forwards; "
-                        "a mimic is ratio × its leader")
+    glove = np.asarray(ex.value("glove"), dtype=float)
+    if not np.all((glove >= 0) & (glove <= 255)):
+        raise ExerciseFailed(f"`glove` = {fmt(glove)}: every command must be within 0–255 (the driver "
+                             "clamps the rest); a pose inside the joint ranges needs nothing else")
+    got = glove_targets(glove)
+    wrong = [n for n, want in PINCH.items() if not np.isclose(got[n], want, rtol=0, atol=1e-6)]
+    ex.require(not wrong, "the driver maps `glove` to the requested pose",
+               failure="wrong for: " + ", ".join(f"{n} ({fmt(got[n])}, not {fmt(PINCH[n])})" for n in wrong),
+               hint="flexion channels run backwards (255 = open); a mimic joint has no channel: command its "
+                    "leader, at (mimic's target)/ratio")
 
 
-def close_time(slew: float, limit: float = 4.0) -> float:
-    """Seconds the hand's driver needs, without projection, to apply :data:`CLOSE` from the
-    open hand with every hinge slewed at ``slew`` rad/s; a close slower than ``limit``
-    seconds is stopped there and reported as ``limit``."""
+RELAXED = MappingProxyType({"index_mcp": 0.3, "index_pip": 0.4, "middle_mcp": 0.5, "middle_pip": 0.2,
+                            "thumb_mcp": 0.6})
+"""Exercise 8.2's starting pose (rad): a relaxed, half-open hand; the close goes to :data:`CLOSE`."""
+
+SYNC_WINDOW = (0.85, 0.95)   # s: when every flexion leader of Exercise 8.2 must arrive
+
+
+def arrival_times(slew: float | Mapping[str, float], start: Mapping[str, float] = RELAXED,
+                  goal: Mapping[str, float] = CLOSE, limit: float = 4.0) -> dict[str, float]:
+    """Seconds after the goal jumps from ``start`` to ``goal`` at which each joint named in
+    ``goal`` first reaches it, for the hand's driver without projection and slew rates ``slew``
+    (rad/s: one number for every hinge, or {joint: rate}; joints a mapping leaves out are not
+    limited); a joint still short of its goal after ``limit`` seconds is reported as ``limit``."""
     model, data = load("hand")
-    driver = kinematic.Driver(model, data, slew=float(slew), project=False)
-    driver.set_goal(CLOSE)
-    steps, most = 0, round(limit / driver.dt)
-    while driver.applied != driver.goal and steps < most:
+    driver = kinematic.Driver(model, data, slew=slew, project=False)
+    driver.reset(start)
+    driver.set_goal(goal)
+    arrived: dict[str, float] = {}
+    for step in range(1, round(limit / driver.dt) + 1):
         driver.step()
-        steps += 1
-    return steps * driver.dt
+        applied = driver.applied
+        for name in goal:
+            if name not in arrived and applied[name] == driver.goal[name]:
+                arrived[name] = step * driver.dt
+        if len(arrived) == len(goal):
+            break
+    return {name: arrived.get(name, limit) for name in goal}
 
 
-@checker("8.2", "Choose a slew rate for a gentle close", points=2, answers={"gentle_slew": NUMBER})
-def _gentle(ex: Exercise) -> None:
+@checker("8.2", "Slew rates for a synchronized close", points=2, answers={"gentle_slew": mapping(NUMBER)})
+def _synchronized(ex: Exercise) -> None:
     slew = ex.value("gentle_slew")
-    if slew <= 0:
-        raise ExerciseFailed(f"`gentle_slew` = {fmt(slew)}: a slew rate is a speed in rad/s and must be "
-                             "positive")
-    seconds = close_time(slew)
-    ex.require(0.8 <= seconds <= 1.0, "a full close takes 0.8–1.0 s",
-               failure=f"it takes {fmt(seconds, unit='s')}" + (" or more" if seconds >= 4.0 else ""),
-               hint="time = range / rate for each joint; the joint with the longest range arrives last")
+    if set(slew) != set(CLOSE):
+        raise ExerciseFailed(f"`gentle_slew` names {sorted(slew)}: give one rate (rad/s) for each flexion "
+                             f"leader, {sorted(CLOSE)} (mimic joints follow their leaders)")
+    if min(slew.values()) <= 0:
+        raise ExerciseFailed("a slew rate is a speed in rad/s and must be positive")
+    times = arrival_times(slew)
+    early = [n for n, t in times.items() if not SYNC_WINDOW[0] <= t <= SYNC_WINDOW[1]]
+    ex.require(not early, "every flexion leader arrives 0.85–0.95 s after the goal jumps",
+               failure="; ".join(f"{n} after {fmt(times[n], unit='s')}" for n in early),
+               hint="each joint moves at its own capped rate: it needs (its distance to go)/(its rate)")
 
 
 FINGERS = ("index", "middle", "thumb")
