@@ -45,8 +45,11 @@ def brick_inertial(scale: float = 1.0) -> str:
 
 
 def modern_xml(old: str) -> str:
+    # the compiler switch becomes the L mesh's inertia mode; the geom's shell flag becomes the hull mesh's
     return (old.replace('<compiler exactmeshinertia="true"/>', "")
-               .replace('<mesh name="lprism"', '<mesh name="lprism" inertia="exact"'))
+               .replace(' shellinertia="true"', "")
+               .replace('<mesh name="lprism"', '<mesh name="lprism" inertia="exact"', 1)
+               .replace('<mesh name="lprism_hull"', '<mesh name="lprism_hull" inertia="shell"', 1))
 
 
 def old_xml() -> str:
@@ -221,8 +224,21 @@ def test_2_3_only_one_inertial_element_is_accepted():
 def test_2_4_old_model_and_default_inertia():
     text = feedback("2.4", modern_xml=old_xml())
     assert "✘ the model compiles" in text and "exactmeshinertia" in text
-    legacy = old_xml().replace('<compiler exactmeshinertia="true"/>', "")
+    legacy = modern_xml(old_xml()).replace(' inertia="exact"', "")
     assert "the L weighs 0.2036 kg" in feedback("2.4", modern_xml=legacy)
+
+
+def test_2_4_copying_only_the_compiler_fix():
+    # the fix shown for exactmeshinertia alone leaves shellinertia on a mesh geom: refused
+    copied = (old_xml().replace('<compiler exactmeshinertia="true"/>', "")
+                       .replace('<mesh name="lprism"', '<mesh name="lprism" inertia="exact"', 1))
+    text = feedback("2.4", modern_xml=copied)
+    assert "✘ the model compiles" in text and "thin shell" in text
+    # ...and deleting shellinertia instead of moving it makes the hull a solid
+    solid = copied.replace(' shellinertia="true"', "")
+    text = feedback("2.4", modern_xml=solid)
+    assert "the hull weighs 0.272 kg, a solid's mass" in text
+    assert "✔ the L gets its exact mass" in text
 
 
 def test_3_1_quaternion_counted_as_three():

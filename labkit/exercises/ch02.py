@@ -22,8 +22,8 @@ from .answers import STRING
 from .ch01 import compile_answer, named
 from .core import Exercise, ExerciseFailed, checker
 
-__all__ = ["BRICK_XML", "MOUNT_RPY", "MOUNT_URDF", "OLD_XML", "euler_quat", "gap_deg", "inertia_tensor",
-           "lprism_model"]
+__all__ = ["BRICK_XML", "HULL_AREA", "MOUNT_RPY", "MOUNT_URDF", "OLD_XML", "euler_quat", "gap_deg",
+           "inertia_tensor", "lprism_model", "modern_reference"]
 
 
 def gap_deg(q1: np.ndarray, q2: np.ndarray) -> float:
@@ -192,10 +192,23 @@ def lprism_model(mode: str | None = None, edit: Callable[[mujoco.MjsMesh], None]
     return spec.compile()
 
 
+HULL_AREA = 2 * (0.1**2 - 0.08**2 / 2) + (2 * (0.1 + 0.02) + 0.08 * 2**0.5) * 0.04
+"""m²: the hull's surface: top and bottom pentagons plus its five walls (perimeter × height)."""
+
 OLD_XML = model_path("compiler_mesh_lprism").read_text().replace(
-    "<visual>", '<compiler exactmeshinertia="true"/>\n  <visual>', 1)
+    "<visual>", '<compiler exactmeshinertia="true"/>\n  <visual>', 1).replace(
+    'mesh="lprism_hull"', 'mesh="lprism_hull" shellinertia="true"', 1)
 """The L-prism as an old tutorial wrote it: exact mesh inertia asked for with a retired
-compiler attribute (MuJoCo 3.17.0 rejects it)."""
+compiler attribute, and the hull made a thin-walled shell with the geom attribute
+``shellinertia``, which MuJoCo 3.17.0 refuses on a mesh geom."""
+
+
+def modern_reference() -> mujoco.MjModel:
+    """The model ``OLD_XML`` means, compiled on 3.17.0: the L exact, the hull a shell."""
+    spec = models.spec("compiler_mesh_lprism")
+    spec.mesh("lprism").inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_EXACT
+    spec.mesh("lprism_hull").inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+    return spec.compile()
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -210,18 +223,28 @@ def _modern(ex: Exercise) -> None:
         problem = ""
     except ExerciseFailed as exc:
         mine, problem = None, str(exc)
+    shell_refused = "inertia should be specified in the mesh asset" in problem
     ex.require(mine is not None, "the model compiles on MuJoCo 3.17.0", failure=problem,
-               hint="the retired attribute has a successor on the <mesh> element (section 6)")
+               hint=("3.17.0 refuses shellinertia on a mesh geom: find in the XML reference which "
+                     "attribute of <mesh> now says 'this mesh is a thin shell'") if shell_refused else
+                    "exactmeshinertia has a successor on the <mesh> element (section 6)")
     if mine is None:
         return
-    body = named(mine, "body", "L", "modern_xml")
-    exact = lprism_model("exact")
-    mass = float(mine.body_mass[body])
-    ex.require(np.isclose(mass, DENSITY * L_VOLUME, rtol=1e-6),   # 1e-6: single-precision vertices
+    L, hull = named(mine, "body", "L", "modern_xml"), named(mine, "body", "hull", "modern_xml")
+    mass_L, mass_hull = float(mine.body_mass[L]), float(mine.body_mass[hull])
+    ex.require(np.isclose(mass_L, DENSITY * L_VOLUME, rtol=1e-6),   # 1e-6: single-precision vertices
                "the L gets its exact mass",
-               failure=f"the L weighs {fmt(mass, unit='kg')}",
+               failure=f"the L weighs {fmt(mass_L, unit='kg')}",
                hint="without an inertia mode the mesh falls back to the default, which is not exact")
-    ex.require(_same(mine.mesh_vert, exact.mesh_vert) and _same(mine.body_inertia, exact.body_inertia),
-               "the meshes and the inertias are those of the exact model",
+    solid = np.isclose(mass_hull, DENSITY * (0.1**2 - 0.08**2 / 2) * 0.04, rtol=1e-6)
+    ex.require(np.isclose(mass_hull, DENSITY * HULL_AREA, rtol=1e-6),   # density per m² of surface
+               "the hull is the thin shell the old model asked for",
+               failure=f"the hull weighs {fmt(mass_hull, unit='kg')}"
+                       + (", a solid's mass: density × volume" if solid else ""),
+               hint="dropping shellinertia makes the hull solid; a shell's mass is density × surface "
+                    "area, and in 3.17.0 a mesh's inertia mode is set on the mesh asset")
+    want = modern_reference()
+    ex.require(_same(mine.mesh_vert, want.mesh_vert) and _same(mine.body_inertia, want.body_inertia),
+               "the meshes and the inertias are those the old model meant",
                failure="the mesh or an inertia differs",
                hint="change how the volume is computed, not the vertices, faces or masses")
