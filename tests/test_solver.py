@@ -148,3 +148,19 @@ def test_iterations_to_restores_the_options_and_orders_the_solvers():
     assert needed["NEWTON"] <= 2 < needed["CG"] < needed["PGS"]
     model.opt.solver = mujoco.mjtSolver.mjSOL_PGS
     assert labkit.solver.iterations_to(model, data, 1e-6, most=3) is None
+
+
+@pytest.mark.parametrize("mid", [0.1, 0.5, 0.9])
+def test_impedance_power_one_is_linear_for_any_midpoint(mid):
+    r = np.linspace(0, 0.003, 31)
+    expected = 0.2 + (0.9 - 0.2) * np.minimum(r / 0.002, 1)
+    np.testing.assert_allclose(solver.impedance((0.2, 0.9, 0.002, mid, 1), r), expected, rtol=1e-12)
+
+
+def test_connect_sag_matches_rest_penetration():
+    # models/equality_demo.xml: the sphere's connect takes solref (0.05, 1) from <default><equality>
+    model, data = labkit.load("equality_demo")
+    labkit.sim.run(model, data, duration=2.0)
+    sag = 1.0 - data.body("hang").xpos[2]
+    expected = solver.rest_penetration((0.05, 1), model.eq_solimp[0], timestep=model.opt.timestep)
+    assert sag == pytest.approx(expected, rel=1e-6)
