@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +202,16 @@ def _compare(observed: Any, expected: Any, tol: float | None, rtol: float | None
     """Return "" when observed matches expected, else a sentence saying how it does not."""
     if isinstance(expected, Bound):
         return "" if expected.holds(observed) else f"{fmt(observed)} is not {expected}"
+    if isinstance(expected, Mapping) and (tol is not None or rtol is not None):
+        # a table of cases: each row compared with the same tolerance, the first miss named
+        if not isinstance(observed, Mapping) or set(observed) != set(expected):
+            return f"the cases {sorted(map(str, observed)) if isinstance(observed, Mapping) else observed} " \
+                   f"differ from the expected {sorted(map(str, expected))}"
+        for key in expected:
+            why = _compare(observed[key], expected[key], tol, rtol)
+            if why:
+                return f"{key}: {why}"
+        return ""
     if tol is None and rtol is None:
         if isinstance(expected, np.ndarray) or isinstance(observed, np.ndarray):
             obs, exp = np.asarray(observed), np.asarray(expected)

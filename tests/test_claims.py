@@ -70,3 +70,14 @@ def test_counterexamples_show_as_failing_and_raise_only_if_they_hold():
     assert claim.text().startswith("✘ does not hold, as expected: g is 10")
     with pytest.raises(labkit.ClaimFailed, match="held, but was expected not to"):
         labkit.check("g is about 10", -9.81, -10.0, tol=0.5, expect_fail=True)
+
+
+def test_a_table_of_cases_shares_one_tolerance_and_names_the_row_that_misses():
+    claim = labkit.check("each spring stretches by F/k", observed={"soft": 0.1001, "stiff": 0.01},
+                         expected={"soft": 0.1, "stiff": 0.01}, rtol=1e-2)
+    assert claim.passed
+    with pytest.raises(labkit.ClaimFailed, match="stiff: off by"):
+        labkit.check("each spring stretches by F/k", observed={"soft": 0.1, "stiff": 0.02},
+                     expected={"soft": 0.1, "stiff": 0.01}, rtol=1e-2)
+    with pytest.raises(labkit.ClaimFailed, match="differ from the expected"):
+        labkit.check("rows", observed={"soft": 0.1}, expected={"soft": 0.1, "stiff": 0.01}, tol=1e-3)
