@@ -5,12 +5,17 @@ predicts, and the sources that say why.  ``check`` shows the claim compactly and
 :class:`ClaimFailed` (an ``AssertionError``) when it does not hold, so nbval fails the
 notebook.  With ``LABKIT_CLAIMS=path`` every executed claim is appended to that file as
 one JSON object per line.
+
+With ``LABKIT_CLAIMS_MODE=record`` as well (``labkit drift`` sets it, on another MuJoCo
+version), a claim that does not hold, or a source that no longer resolves, is logged with
+what was observed instead of raising, so the chapter runs on.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,10 +24,10 @@ import numpy as np
 
 from . import display, reporting
 from .display import fmt
-from .errors import ClaimFailed
+from .errors import ClaimFailed, SourceError
 from .sources import Source, cite
 
-__all__ = ["Claim", "ClaimFailed", "above", "below", "between", "check"]
+__all__ = ["Claim", "ClaimFailed", "above", "below", "between", "check", "near"]
 
 
 
@@ -52,6 +57,27 @@ class Bound:
             return f"{'≥' if self.inclusive else '>'} {fmt(self.low)}"
         return f"{fmt(self.low)} {lt} x {lt} {fmt(self.high)}"
 
+    __repr__ = __str__          # how a range reads inside a table of cases
+
+
+@dataclass(frozen=True, repr=False)
+class Near(Bound):
+    """An expected number with its own tolerance (see :func:`near`)."""
+
+    value: float = 0.0
+    tol: float | None = None
+    rtol: float | None = None
+
+    def holds(self, observed: Any) -> bool:
+        return not _compare(observed, self.value, self.tol, self.rtol)
+
+    def __str__(self) -> str:
+        allowed = [f"±{fmt(self.tol)}"] if self.tol is not None else []
+        allowed += [f"±{fmt(self.rtol * 100)}%"] if self.rtol is not None else []
+        return f"{fmt(self.value)} ({' or '.join(allowed) or 'exact'})"
+
+    __repr__ = __str__
+
 
 def below(high: float, *, strict: bool = False) -> Bound:
     """Expect every observed value to be ≤ ``high`` (``< high`` if ``strict``).
@@ -67,6 +93,16 @@ def above(low: float, *, strict: bool = False) -> Bound:
     Example: ``labkit.check("the bob rises", observed=z, expected=labkit.above(0))``.
     """
     return Bound(low, None, not strict)
+
+
+def near(value: float, *, tol: float | None = None, rtol: float | None = None) -> Bound:
+    """Expect ``value`` within its own tolerance: for one case of a table of cases whose
+    tolerances differ (``tol``/``rtol`` as in :func:`check`).
+
+    Example: ``labkit.check("the limits", {"euler": a, "rk4": b},
+    {"euler": labkit.near(2, rtol=1e-5), "rk4": labkit.near(2 * 2**0.5, rtol=1e-3)})``.
+    """
+    return Near(None, None, True, value, tol, rtol)
 
 
 def between(low: float, high: float) -> Bound:
@@ -190,7 +226,7 @@ def _jsonable(value: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, int | float | str | bool) or value is None:
         return value
-    return repr(value)
+    return str(value) if isinstance(value, Bound) else repr(value)
 
 
 def _display(claim: Claim) -> None:
@@ -202,8 +238,9 @@ def _compare(observed: Any, expected: Any, tol: float | None, rtol: float | None
     """Return "" when observed matches expected, else a sentence saying how it does not."""
     if isinstance(expected, Bound):
         return "" if expected.holds(observed) else f"{fmt(observed)} is not {expected}"
-    if isinstance(expected, Mapping) and (tol is not None or rtol is not None):
-        # a table of cases: each row compared with the same tolerance, the first miss named
+    if isinstance(expected, Mapping):
+        # a table of cases: each row compared with the same tolerance (or its own range), the
+        # first miss named
         if not isinstance(observed, Mapping) or set(observed) != set(expected):
             return f"the cases {sorted(map(str, observed)) if isinstance(observed, Mapping) else observed} " \
                    f"differ from the expected {sorted(map(str, expected))}"
@@ -249,7 +286,8 @@ def check(
 
     observed: the value a cell measured (number, bool, string, tuple or array).
     expected: the predicted value, or a range from :func:`below`, :func:`above`,
-        :func:`between`.
+        :func:`between`; for a dict of cases, a dict with the same keys whose values may
+        be ranges, or :func:`near` for a case with its own tolerance.
     tol, rtol: absolute and relative tolerance (elementwise; the larger applies).
         Without either, the comparison is exact — right for counts, names, flags and
         values MuJoCo copies verbatim, wrong for anything integrated.
@@ -269,14 +307,35 @@ def check(
     __tracebackhide__ = True
     if isinstance(sources, str | Source):
         sources = (sources,)
-    sources = tuple(dict.fromkeys(cite(s) for s in sources))   # each source once
+    recording = os.environ.get("LABKIT_CLAIMS_MODE") == "record"
+    resolved, unresolved = [], []
+    for label in dict.fromkeys(sources):                         # each source once
+        try:
+            resolved.append(cite(label))
+        except SourceError as exc:
+            if not recording:
+                raise
+            unresolved.append(f"{label}: {exc}")
+    sources = tuple(dict.fromkeys(resolved))
     for name, value in (("tol", tol), ("rtol", rtol)):
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be a non-negative number, got {value!r}")
     why = _compare(observed, expected, tol, rtol)
     claim = Claim(statement, observed, expected, tol, rtol, not why, tuple(sources), why, expect_fail)
-    reporting.append("LABKIT_CLAIMS", claim.record())
+    reporting.append("LABKIT_CLAIMS", {**claim.record(), "cell": _cell_number(),
+                                       "unresolved_sources": unresolved})
     _display(claim)
-    if not claim.passed:
+    if not claim.passed and not recording:
         raise ClaimFailed(claim.text())
     return claim
+
+
+def _cell_number() -> int | None:
+    """The execution count of the running cell (what ``labkit drift`` matches claims by:
+    the same cell of the same notebook on two MuJoCo versions), or None outside IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count

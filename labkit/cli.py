@@ -1,4 +1,5 @@
-"""The ``labkit`` command: ``doctor``, ``claims``, ``execute``, ``student``, ``grade``, ``gradescope``."""
+"""The ``labkit`` command: ``doctor``, ``claims``, ``execute``, ``student``, ``grade``, ``gradescope``,
+``drift``."""
 
 from __future__ import annotations
 
@@ -104,10 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     execute.add_argument("notebooks", nargs="*", help="notebooks (default: all of course/)")
     execute.set_defaults(run=_execute)
     from .classroom import gradescope, grading, student
+    from .drift import command as drift
 
     student.add_commands(commands)
     grading.add_commands(commands)
     gradescope.add_commands(commands)
+    drift.add_commands(commands)
     args = parser.parse_args(argv)
     return args.run(args)
 

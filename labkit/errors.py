@@ -6,8 +6,8 @@ from here.
 
 from __future__ import annotations
 
-__all__ = ["BaselineVersionWarning", "ClaimFailed", "ExerciseFailed", "GLUnavailable", "ModelError",
-           "SourceError", "TraceMismatch"]
+__all__ = ["BaselineVersionWarning", "ClaimFailed", "DriftError", "ExerciseFailed", "GLUnavailable",
+           "ModelError", "SourceError", "TraceMismatch"]
 
 
 class GLUnavailable(RuntimeError):
@@ -45,3 +45,8 @@ class ExerciseFailed(AssertionError):
 
 class TraceMismatch(AssertionError):
     """A stage of the force chain that labkit recomputed disagrees with MuJoCo's own array."""
+
+
+class DriftError(RuntimeError):
+    """``labkit drift`` cannot run a MuJoCo version (pip cannot install it, or its log is
+    unreadable); the message gives the reason."""

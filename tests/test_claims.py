@@ -81,3 +81,19 @@ def test_a_table_of_cases_shares_one_tolerance_and_names_the_row_that_misses():
                      expected={"soft": 0.1, "stiff": 0.01}, rtol=1e-2)
     with pytest.raises(labkit.ClaimFailed, match="differ from the expected"):
         labkit.check("rows", observed={"soft": 0.1}, expected={"soft": 0.1, "stiff": 0.01}, tol=1e-3)
+
+
+def test_a_table_of_cases_takes_ranges_and_per_case_tolerances():
+    import labkit
+
+    claim = labkit.check("limits", {"euler": 2.0000001, "rk4": 2.83, "kick": -3.2},
+                         {"euler": labkit.near(2, rtol=1e-6), "rk4": labkit.near(2 * 2**0.5, rtol=1e-3),
+                          "kick": labkit.below(-1.0)})
+    assert claim.passed and "≤ -1" in claim.text() and "2.828 (±0.1%)" in claim.text()
+    with pytest.raises(labkit.ClaimFailed, match=r"rk4: 2\.9 is not 2\.828"):
+        labkit.check("limits", {"euler": 2.0, "rk4": 2.9},
+                     {"euler": 2.0, "rk4": labkit.near(2.828, tol=0.01)})
+    # without any tolerance each case is still compared on its own (exactly)
+    assert labkit.check("counts", {"a": np.arange(3), "b": "x"}, {"a": np.arange(3), "b": "x"}).passed
+    record = labkit.check("one range", {"a": 1.0}, {"a": labkit.above(0)}).record()
+    assert record["expected"] == {"a": "≥ 0"}

@@ -180,7 +180,9 @@ def family(model: mujoco.MjModel, i: int) -> str:
         return "dcmotor"
     if dyn == dyns.mjDYN_MUSCLE or gain == gains.mjGAIN_MUSCLE or bias == biases.mjBIAS_MUSCLE:
         return "muscle"
-    if spec == mujoco.mjtCtrlInput.mjINPUT_PRESSURE:
+    # MuJoCo 3.15 has no pressure input (labkit drift); there a cylinder reads as "general"
+    pressure = getattr(mujoco.mjtCtrlInput, "mjINPUT_PRESSURE", None)
+    if pressure is not None and spec == pressure:
         return "cylinder"
     if gain == gains.mjGAIN_FIXED and bias == biases.mjBIAS_AFFINE and b[0] == 0:
         if g[0] == -b[1] and g[0] != 0:

@@ -49,13 +49,15 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = old
 
 
-def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300) -> Run:
+def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300,
+            allow_errors: bool = False) -> Run:
     """Run every cell of the notebook at ``path`` in a new kernel of this Python.
 
     The file is read, never written.  ``env`` is added to the kernel's environment
     (``LABKIT_NOTEBOOK`` is set to the notebook's name).  The kernel runs in the
     notebook's folder, as in JupyterLab.  Errors stop the run and are reported in
-    ``Run.error``, not raised.
+    ``Run.error``, not raised; with ``allow_errors`` the run goes on after a failing cell
+    and the error stays in that cell's outputs.
     """
     import nbformat
     from jupyter_client.manager import AsyncKernelManager
@@ -71,7 +73,7 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
     # The asynchronous manager lets nbclient's timeout interrupt a cell that never ends.
     manager = AsyncKernelManager(kernel_name="python3", transport="ipc",
                             ip=str(Path(tempfile.mkdtemp(prefix="labkit-kernel-")) / "k"))
-    client = NotebookClient(notebook, timeout=timeout, km=manager,
+    client = NotebookClient(notebook, timeout=timeout, km=manager, allow_errors=allow_errors,
                             resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     error = None
