@@ -74,15 +74,11 @@ def _renderer_string(backend: gl.Backend) -> str:
     try:
         context = mujoco.GLContext(1, 1)
         context.make_current()
-        from OpenGL import GL
-
-        name = GL.glGetString(GL.GL_RENDERER)
+        name = gl.renderer_name(backend)
         context.free()
     except Exception as exc:  # any driver failure becomes a readable banner entry
         return f"unavailable ({type(exc).__name__}: {exc})"
-    if not name:
-        return "unavailable (no current GL context)"
-    return name.decode() if isinstance(name, bytes) else str(name)
+    return name or "unavailable (no current GL context)"
 
 
 def setup(*, seed: int = 0, precision: int = 4, quiet: bool = False) -> Session:
