@@ -23,17 +23,21 @@ The names a chapter uses (the code behind each is one hop away, in the module na
 ``show``, ``snapshot``, ``video``        rendering: images and videos, headless
 ``plot``, ``figure``, ``fmt``            display: plots and deterministic number formatting
 ``check``, ``below``, ``above``,         claims: source-traced assertions
-``between``, ``Claim``, ``ClaimFailed``
+``between``, ``near``, ``Claim``,
+``ClaimFailed``
 ``SourceError``                          sources: a cited source that does not resolve
 ``exercise``, ``ExerciseFailed``         exercises: feedback from labkit's checkers
 ``trace``, ``explain``                   actuation: the force chain of an actuator
+``interactive``                          widgets: sliders that redraw a figure, stored with a
+                                         picture of it for readers without a kernel
 ======================================  =====================================================
 
 Every exception and warning is defined in labkit/errors.py.  Topic modules are used by
-their name: ``labkit.solver`` (solref/solimp), ``labkit.contact``
+their name: ``labkit.solver`` (solref/solimp, the impedance figures), ``labkit.contact``
 (filtering, contact tables), ``labkit.kinematic`` (kinematic drive), ``labkit.grasp``
 (grasp trials), ``labkit.sim`` (the simulation loop), ``labkit.actuation`` (the force
-chain in full) and ``labkit.exercises`` (answers and their checkers).  The instructor's
+chain in full, a servo's step response) and ``labkit.exercises`` (answers and their
+checkers).  The instructor's
 tools live in ``labkit.classroom``, which nothing here imports.
 """
 
@@ -43,7 +47,7 @@ import importlib
 
 from . import actuation, exercises, sim
 from .actuation import explain, trace
-from .claims import Claim, ClaimFailed, above, below, between, check
+from .claims import Claim, ClaimFailed, above, below, between, check, near
 from .display import figure, fmt, plot
 from .exercises import ExerciseFailed, exercise
 from .gl import GLUnavailable
@@ -53,6 +57,7 @@ from .rendering import show, snapshot, video
 from .session import BASELINE_MUJOCO, BaselineVersionWarning, setup
 from .sim import control_callback, mujoco_warnings
 from .sources import SourceError
+from .widgets import interactive
 
 __version__ = "0.2.0"
 
@@ -91,11 +96,13 @@ __all__ = [
     "figure",
     "fmt",
     "grasp",
+    "interactive",
     "kinematic",
     "load",
     "model_names",
     "model_path",
     "mujoco_warnings",
+    "near",
     "plot",
     "record",
     "setup",

@@ -14,6 +14,9 @@ unconstrained acceleration.  The formulas follow ``getimpedance``/``getsolparam`
 check them against ``mjData.efc_KBIP`` and ``efc_aref``.  Units: r in metres (or radians for
 angular constraints), k in 1/s², b in 1/s, accelerations in m/s².
 
+:func:`impedance_figure` draws d(r) for several solimp vectors, :func:`solimp_figure` for
+one, given as chapter 05's five sliders.
+
 Two machine-independent measures of the solver's work: :func:`factor_cost` counts the Newton
 Hessian's factor and its fill-in, :func:`iterations_to` the iterations a solver needs for a
 given accuracy.
@@ -29,9 +32,10 @@ import numpy as np
 
 if TYPE_CHECKING:
     import mujoco
+    from matplotlib.figure import Figure
 
-__all__ = ["MAXIMP", "MINIMP", "FactorCost", "Reference", "factor_cost", "impedance", "iterations_to",
-           "reference", "rest_penetration"]
+__all__ = ["MAXIMP", "MINIMP", "FactorCost", "Reference", "factor_cost", "impedance", "impedance_figure",
+           "iterations_to", "reference", "rest_penetration", "solimp_figure"]
 
 MINIMP = 0.0001  # mjMINIMP: impedance is clamped to [MINIMP, MAXIMP]
 MAXIMP = 0.9999  # mjMAXIMP
@@ -70,6 +74,51 @@ def impedance(solimp: Sequence[float], r: float | np.ndarray) -> np.ndarray:
         y = x
     y = np.where(x >= 1, 1.0, np.where(x <= 0, 0.0, y))
     return dmin + y * (dmax - dmin)
+
+
+def impedance_figure(solimps: Sequence[Sequence[float]], *,
+                     title: str = "impedance d(r) for several solimp vectors", most: float = 0.003) -> Figure:
+    """Plot :func:`impedance` d(r) for each solimp vector, for violations from 0 to ``most``.
+
+    Args:
+      solimps: solimp vectors (dmin, dmax, width in m, midpoint, power), one curve each.
+      title: the axes' title.
+      most: the largest violation drawn, m (the x axis is in mm).
+
+    Returns:
+      A matplotlib Figure (d from 0 to 1.02 over |r| in mm), detached from pyplot.
+
+    Example: ``solver.impedance_figure([(0.9, 0.95, 0.001, 0.5, 2), (0, 0.95, 0.002, 0.5, 2)])``.
+    """
+    from .display import figure
+
+    violation = np.linspace(0, most, 601)
+    fig, ax = figure()
+    for s in solimps:
+        ax.plot(1e3 * violation, impedance(s, violation), label="solimp = " + " ".join(f"{v:g}" for v in s))
+    ax.set(xlabel="violation |r| [mm]", ylabel="d(r)", ylim=(0, 1.02), title=title)
+    ax.legend(fontsize="small", loc="lower right")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def solimp_figure(dmin: float = 0.9, dmax: float = 0.95, width: float = 0.001, midpoint: float = 0.5,
+                  power: float = 2.0) -> Figure:
+    """Plot the impedance curve of one solimp vector, given as five numbers (chapter 05's
+    sliders; the defaults are MuJoCo's).
+
+    Args:
+      dmin: d at zero violation; dmax: d at and beyond ``width`` (both in (0, 1));
+      width: the violation, m, over which d goes from dmin to dmax;
+      midpoint: where the two power-law pieces meet, a fraction of the width;
+      power: the pieces' degree (≥ 1).
+
+    Returns:
+      The :func:`impedance_figure` of this one vector, titled "your solimp".
+
+    Example: ``labkit.interactive(solver.solimp_figure, dmin=ipywidgets.FloatSlider(...))``.
+    """
+    return impedance_figure([(dmin, dmax, width, midpoint, power)], title="your solimp")
 
 
 @dataclass(frozen=True)
@@ -151,10 +200,12 @@ def rest_penetration(
     Assumes a single contact row under the centre of mass whose diagonal approximation
     equals the true inverse inertia (a sphere on a plane); several contacts, contacts away
     from the centre of mass or coupled joints change the answer.  Exact for frictionless
-    and elliptic contacts; for pyramidal cones only when μ²(1 + μ²) = 2·impratio (true
-    at MuJoCo's defaults μ = 1, impratio = 1), since the pyramid's edges share the
-    normal load differently otherwise.  With dmax < dmin the rest equation can have
-    several roots; the shallowest is returned, which a simulation need not reach.
+    and elliptic contacts; for pyramidal cones only when μ²(1 + μ²) = (condim − 1)·impratio
+    (at MuJoCo's defaults μ = 1, impratio = 1: for condim 3 only), since the pyramid's
+    2·(condim − 1) edges share the normal load differently otherwise; for a pyramidal
+    contact pass ``accel = g·μ²(1 + μ²)/((condim − 1)·impratio)``.  With dmax < dmin the
+    rest equation can have several roots; the shallowest is returned, which a simulation
+    need not reach.
     """
     if accel <= 0:
         raise ValueError("accel is the acceleration pushing into the contact; it must be > 0")

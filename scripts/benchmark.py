@@ -2,25 +2,32 @@
 
     .venv/bin/python scripts/benchmark.py            # everything
     .venv/bin/python scripts/benchmark.py --skip-notebooks
+    .venv/bin/python scripts/benchmark.py --only widgets
 
 Prints: each notebook's execution time in a fresh kernel and the total (budgets: 30 s
 each, 3 min in all, on 2 CPU cores); the start-up cost of ``import labkit`` and of a
 notebook's first cell over ``import mujoco`` (budget: +0.5 s); rendering frames per
 second through labkit vs a bare ``mujoco.Renderer``; recording throughput vs a bare
-``mj_step`` loop.  Timing lives here, not in the tests, so the tests stay deterministic.
+``mj_step`` loop; for every widget of the course, the latency from a slider's change to
+its new figure on screen in JupyterLab in headless Chromium (budget: 300 ms on 2 cores).
+Timing lives here, not in the tests, so the tests stay deterministic.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 NOTEBOOK_BUDGET_S = 30.0
 COURSE_BUDGET_S = 180.0
 IMPORT_BUDGET_S = 0.5
+LATENCY_BUDGET_MS = 300.0
 
 
 def best_of(command: str, runs: int = 5) -> float:
@@ -133,15 +140,62 @@ def recording(steps: int = 20000, repeats: int = 5) -> None:
           f"(labkit takes {lab / loop:.2f}× the bare loop's time)")
 
 
+def widgets(presses: int = 3) -> None:
+    """Slider-to-figure latency of every widget: each slider of each chapter's widget is moved
+    ``presses`` times by one step (arrow key on its handle, towards its farther end, so that
+    every picture is new), timed in the page from the key press to the new figure painted."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from lab_in_browser import CHROMIUM_FLAGS, Lab, chromium, serve
+    from playwright.sync_api import sync_playwright
+
+    from labkit.classroom.notebooks import course_notebooks
+
+    chapters = [p.name for p in course_notebooks() if "labkit.interactive(" in p.read_text(encoding="utf-8")]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = os.getloadavg()[0]
+    print(f"widgets: slider change → new figure on screen, JupyterLab + headless Chromium "
+          f"({presses} steps per slider; load average {load:.1f} on {cores} cores)")
+    worst = (0.0, "")
+    with tempfile.TemporaryDirectory() as scratch, serve(chapters, Path(scratch)) as (url, token), \
+            sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        for chapter in chapters:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            lab = Lab(page, url, token, chapter)
+            lab.run_all()
+            for w in range(lab.widgets().count()):
+                times = []
+                for s in range(lab.widgets().nth(w).locator(".widget-slider").count()):
+                    left, right = lab.room(w, s)
+                    for _ in range(presses):
+                        lab.wait_idle()
+                        time.sleep(0.1)
+                        times.append(lab.press(w, s, "ArrowRight" if right >= left else "ArrowLeft"))
+                name = f"{Path(chapter).stem[:2]} widget {w + 1}"
+                worst = max(worst, (max(times), name))
+                print(f"  {name:<28} median {statistics.median(times):4.0f} ms, worst {max(times):4.0f} ms"
+                      f"  ({len(times)} moves)")
+            page.close()
+        browser.close()
+    verdict = "ok" if worst[0] <= LATENCY_BUDGET_MS else "OVER"
+    print(f"  {'worst':<28} {worst[0]:6.0f} ms ({worst[1]})  [{verdict}]"
+          f"  (budget {LATENCY_BUDGET_MS:.0f} ms)")
+
+
+PARTS = {"notebooks": notebooks, "imports": imports, "rendering": rendering, "recording": recording,
+         "widgets": widgets}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-notebooks", action="store_true", help="skip the notebook runs")
+    parser.add_argument("--skip-widgets", action="store_true", help="skip the widget latency in a browser")
+    parser.add_argument("--only", choices=sorted(PARTS), action="append", help="run only these parts")
     args = parser.parse_args()
-    if not args.skip_notebooks:
-        notebooks()
-    imports()
-    rendering()
-    recording()
+    skip = {name for name, off in (("notebooks", args.skip_notebooks), ("widgets", args.skip_widgets)) if off}
+    for name, part in PARTS.items():
+        if (name in args.only) if args.only else name not in skip:
+            part()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ One job per module:
 - :mod:`.rounding`: when numbers agree to rounding (:data:`RTOL`) and which shown values
   are round-off;
 - :mod:`.trace`: :func:`trace`, :class:`Trace` and :class:`Stage`, as text and HTML;
-- :mod:`.explain`: :func:`explain` and :class:`Explanation`.
+- :mod:`.explain`: :func:`explain` and :class:`Explanation`;
+- :mod:`.servo`: a position servo's step response on chapter 03's arm (:func:`servo_step`,
+  :func:`step_figure`, the figure behind the chapter's sliders).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from __future__ import annotations
 from .chain import TraceMismatch
 from .explain import Explanation, explain
 from .rounding import RTOL
+from .servo import StepResponse, servo_step, step_figure
 from .trace import Stage, Trace, trace
 
-__all__ = ["RTOL", "Explanation", "Stage", "Trace", "TraceMismatch", "explain", "trace"]
+__all__ = ["RTOL", "Explanation", "Stage", "StepResponse", "Trace", "TraceMismatch", "explain", "servo_step",
+           "step_figure", "trace"]
