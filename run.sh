@@ -3,13 +3,16 @@
 #
 #   ./run.sh lab     set up, then serve JupyterLab on course/ (prints the URL)
 #   ./run.sh test    set up, then run labkit's tests and every notebook under nbval
+#   ./run.sh site    set up, then build the course's static site from the committed
+#                    notebooks (no re-execution); the last line is the path of index.html
 #
 # Set-up is idempotent and quick the second time: a virtual environment in .venv
 # (override with LABKIT_VENV), the course package with its pinned dependencies, a
 # Jupyter kernel, and on Debian/Ubuntu the system GL libraries for headless rendering
 # (and, for the tests, Chromium: one test runs a chapter in a real browser; and
 # bubblewrap: the grader's sandbox).
-# Extra arguments go to JupyterLab or pytest (e.g. ./run.sh test -k start_here).
+# Extra arguments go to JupyterLab or pytest (e.g. ./run.sh test -k start_here), or name
+# the site's output folder (default build/site).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -61,7 +64,8 @@ system_packages() {
   local need=""
   # venv + ensurepip come in a separate package on Debian/Ubuntu
   [ -x "$venv/bin/python" ] || "$python" -c 'import ensurepip, venv' 2>/dev/null || need="python3-venv "
-  need+="$(apt_missing libegl1 libopengl0 libgl1-mesa-dri)"
+  # the site is built from stored outputs: it renders nothing, so it needs no GL
+  [ "${1:-}" = site ] || need+="$(apt_missing libegl1 libopengl0 libgl1-mesa-dri)"
   # the test suite opens a chapter in a real browser (tests/test_browser.py) and grades
   # submissions in the grader's sandbox (bubblewrap)
   [ "${1:-}" = test ] && need+="$(apt_missing chromium libatomic1 bubblewrap)"  # libatomic1: Playwright's node
@@ -69,27 +73,35 @@ system_packages() {
 }
 
 # --- the virtual environment and the package ----------------------------------------
-python_env() {
+# Each command installs what it needs: the course package (lab), plus the optional groups
+# of pyproject.toml that it names (test: test and site, whose build the tests check; site:
+# site). A stamp per group records the pyproject.toml and Python it was installed for.
+python_env() {  # "$@": the optional dependency groups, e.g. test site
   if [ ! -x "$venv/bin/python" ]; then
     say "creating the virtual environment $venv"
     "$python" -m venv "$venv" || die "could not create $venv (on Debian/Ubuntu: apt-get install python3-venv)"
   fi
-  local stamp="$venv/.mbe-installed" want
+  local want group stale="" groups spec="."
   want="$("$venv/bin/python" -c 'import hashlib, sys
 print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest(), sys.version.split()[0])')"
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    say "installing the course and its pinned dependencies (first time: a few minutes)"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
-    "$venv/bin/python" -m ipykernel install --sys-prefix --name "$kernel" \
-      --display-name "MuJoCo by Experiment" >/dev/null
-    printf '%s' "$want" > "$stamp"
-  fi
+  for group in course "$@"; do
+    [ -f "$venv/.mbe-installed-$group" ] && [ "$(cat "$venv/.mbe-installed-$group")" = "$want" ] || stale=1
+  done
+  [ -n "$stale" ] || return 0
+  groups="$(IFS=,; printf '%s' "$*")"
+  [ -z "$groups" ] || spec=".[$groups]"
+  say "installing the course${groups:+ (with: $groups)} and its pinned dependencies (first time: a few minutes)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$spec"
+  "$venv/bin/python" -m ipykernel install --sys-prefix --name "$kernel" \
+    --display-name "MuJoCo by Experiment" >/dev/null
+  for group in course "$@"; do printf '%s' "$want" > "$venv/.mbe-installed-$group"; done
 }
 
-setup() {
+setup() {  # $1: the command; the rest: the optional dependency groups it needs
   system_packages "$1"
-  python_env
+  shift
+  python_env "$@"
 }
 
 case "${1:-}" in
@@ -104,8 +116,14 @@ case "${1:-}" in
     ;;
   test)
     shift
-    setup test
+    setup test test site
     exec "$venv/bin/python" -m pytest "$@"
+    ;;
+  site)
+    shift
+    setup site site
+    say "building the site from the committed notebooks (nothing is executed)"
+    exec "$venv/bin/python" scripts/build_site.py "$@"
     ;;
   -h|--help|help) usage 0 ;;
   *) usage 2 ;;
