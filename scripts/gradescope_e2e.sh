@@ -9,14 +9,7 @@
 #   sudo scripts/gradescope_e2e.sh            (maintainers; takes several minutes)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cache="${LABKIT_E2E_ROOT:-/var/tmp/labkit-e2e/bookworm}"
-[ "$(id -u)" -eq 0 ] || { echo "run as root (debootstrap, bwrap --cap-add)"; exit 2; }
-command -v debootstrap >/dev/null || apt-get install -y debootstrap
-command -v bwrap >/dev/null || apt-get install -y bubblewrap
-if [ ! -x "$cache/usr/bin/apt-get" ]; then
-  mkdir -p "$(dirname "$cache")"
-  debootstrap --variant=minbase bookworm "$cache" http://deb.debian.org/debian
-fi
+source "$here/scripts/e2e_debian_root.sh"     # root, tools, the cached Debian root in $cache
 work="$(mktemp -d /var/tmp/labkit-e2e.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
