@@ -62,10 +62,9 @@ nb_execution_mode = "off"
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", 55)]
 # no ipywidgets JavaScript from a CDN: widgets cannot run on a static page anyway
 nb_ipywidgets_js: dict[str, dict[str, str]] = {}
-myst_enable_extensions = ["dollarmath", "amsmath", "substitution"]
+myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3  # "chapter.ipynb#a-section" links resolve, as they do on GitHub
 suppress_warnings = ["toc.empty_glob"]  # the drift report's entry matches once course/drift.md exists
-myst_substitutions = {"repository": f"[the repository]({REPOSITORY})"}  # {{ repository }} in index.md
 
 # --- the pages ----------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"

@@ -151,3 +151,10 @@ def test_readme_links_open_this_release():
         f"https://mybinder.org/v2/gh/{owner_repo}/{tag}?urlpath=lab/tree/course/00_start_here.ipynb",
     ]
     assert f"release {tag}" in readme
+
+
+def test_the_landing_page_links_the_repository_of_pyproject():
+    """course/index.md is read in JupyterLab too, so it names the repository literally."""
+    landing = (ROOT / "course" / "index.md").read_text(encoding="utf-8")
+    repositories = set(re.findall(r"\((https://github\.com/[^)\s]+)\)", landing))
+    assert repositories == {URL}
