@@ -24,7 +24,7 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 import nbformat
 import pytest
-from test_browser import CHROMIUM_FLAGS, chromium
+from lab_in_browser import CHROMIUM_FLAGS, chromium
 
 import labkit
 from labkit.classroom.notebooks import course_notebooks

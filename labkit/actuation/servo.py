@@ -15,7 +15,6 @@ Both read nothing but their arguments and the model file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,18 +48,6 @@ class StepResponse:
     rest: float
 
 
-@lru_cache(maxsize=1)
-def _arm_constants() -> tuple[float, float, float]:
-    """(I about the hinge in kg·m², m·g·L in N·m, timestep in s) of the arm, read from its
-    compiled model: the model file does not change while a kernel runs."""
-    from ..models import load
-
-    model, _ = load(ARM_MODEL)
-    arm = model.body("arm")
-    mgl = arm.mass[0] * -model.opt.gravity[2] * float(np.linalg.norm(arm.ipos))
-    return float(model.dof_M0[0]), float(mgl), float(model.opt.timestep)
-
-
 def servo_step(kp: float = 50.0, kv: float = 5.0, gear: float = 1.0, *, target: float = 0.5,
                duration: float = 1.5) -> StepResponse:
     """Simulate the arm's position servo stepping from 0 to ``target``.
@@ -91,7 +78,9 @@ def servo_step(kp: float = 50.0, kv: float = 5.0, gear: float = 1.0, *, target: 
     servo.ctrllimited = servo.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
     model, data = load(edited)
     run = record(model, data, {"angle": data.joint("shoulder").qpos}, duration=duration, ctrl=[gear * target])
-    inertia, mgl, timestep = _arm_constants()
+    arm = model.body("arm")
+    inertia, timestep = model.dof_M0[0], model.opt.timestep                # kg·m² about the hinge, s
+    mgl = arm.mass[0] * -model.opt.gravity[2] * np.linalg.norm(arm.ipos)   # gravity torque, arm level, N·m
     omega = gear * np.sqrt(kp / inertia)
     zeta = kv * gear**2 / (2 * np.sqrt(kp * gear**2 * inertia))
     return StepResponse(run.t.copy(), np.asarray(run["angle"]).copy(), target, float(omega), float(zeta),

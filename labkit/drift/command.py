@@ -73,6 +73,15 @@ def drift(versions: list[str], *, out: Path, notebooks: list[Path], report: Path
         raise DriftError(f"the comparison needs the course's own MuJoCo {BASELINE_MUJOCO} here, "
                          f"not {mujoco.__version__}: run it from the course's environment")
     out.mkdir(parents=True, exist_ok=True)
+    # the environments first: a version pip cannot install is reported before the long runs
+    pythons: dict[str, Path] = {}
+    skipped: dict[str, str] = {}
+    for version in versions:
+        try:
+            pythons[version] = side_environment(version, log=lambda s: print(s, flush=True))
+        except DriftError as exc:
+            print(f"MuJoCo {version}: skipped: {exc}", flush=True)
+            skipped[version] = str(exc)
     print(f"baseline: MuJoCo {BASELINE_MUJOCO} (this environment)", flush=True)
     base_log = out / f"claims-{BASELINE_MUJOCO}.jsonl"
     problem = _run_chapters(sys.executable, base_log, notebooks, BASELINE_MUJOCO, None)
@@ -86,15 +95,8 @@ def drift(versions: list[str], *, out: Path, notebooks: list[Path], report: Path
         raise DriftError(f"{len(failing)} claims or cells fail on the baseline itself (first: {first}); "
                          "fix the course first")
     results: dict[str, list[Outcome]] = {}
-    skipped: dict[str, str] = {}
-    for version in versions:
+    for version, python in pythons.items():
         print(f"MuJoCo {version}:", flush=True)
-        try:
-            python = side_environment(version, log=lambda s: print(s, flush=True))
-        except DriftError as exc:
-            print(f"  skipped: {exc}", flush=True)
-            skipped[version] = str(exc)
-            continue
         log = out / f"claims-{version}.jsonl"
         problem = _run_chapters(str(python), log, notebooks, version, baseline)
         if problem:

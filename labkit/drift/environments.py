@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -62,8 +63,12 @@ def side_environment(version: str, *, log=print) -> Path:
     log(f"  creating the side environment {home} (MuJoCo {version}; once, then cached)")
     stamp.unlink(missing_ok=True)
     _run([sys.executable, "-m", "venv", "--clear", str(home)], f"could not create {home}")
-    _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *reqs],
-         f"pip cannot install MuJoCo {version} with the course's pinned dependencies")
+    try:
+        _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *reqs],
+             f"pip cannot install MuJoCo {version} with the course's pinned dependencies")
+    except DriftError:
+        shutil.rmtree(home, ignore_errors=True)      # leave no half-made environment behind
+        raise
     stamp.write_text(stamp_value)
     return python
 
