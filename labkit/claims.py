@@ -30,8 +30,6 @@ from .sources import Source, cite
 __all__ = ["Claim", "ClaimFailed", "above", "below", "between", "check", "near"]
 
 
-
-
 @dataclass(frozen=True)
 class Bound:
     """An expected value that is a range rather than a number (see :func:`below`)."""

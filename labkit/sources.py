@@ -32,8 +32,6 @@ _SOURCE_DIRS = {"engine_": "src/engine", "user_": "src/user", "xml_": "src/xml",
                 "render_": "src/render", "thread_": "src/thread", "ui_": "src/ui"}
 
 
-
-
 @dataclass(frozen=True)
 class Source:
     """One citation.
@@ -213,11 +211,34 @@ def doc(page: str, anchor: str | None = None) -> Source:
     return Source("doc", label, url)
 
 
+@functools.cache
+def _issue_topics() -> dict[int, str]:
+    """issue number -> its topic, from labkit/data/issues.tsv (one wording per issue)."""
+    table = {}
+    for line in (Path(__file__).parent / "data" / "issues.tsv").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            number, topic = line.split("\t")
+            table[int(number)] = topic
+    return table
+
+
 def issue(number: int, about: str = "") -> Source:
-    """Cite a learner question (or bug report) on MuJoCo's GitHub issue tracker."""
+    """Cite a learner question (or bug report) on MuJoCo's GitHub issue tracker.
+
+    The label carries the issue's topic from ``labkit/data/issues.tsv``, so ``"#786"`` prints
+    as ``mujoco#786 (impratio and cones)`` wherever it is cited.  ``about`` names the topic
+    of an issue that file does not list; for a listed one it must agree with the file.
+
+    Example: ``issue(1741)``, or in a claim ``sources=["#1741"]``.
+    """
     __tracebackhide__ = True
     if not isinstance(number, int) or number <= 0:
         raise SourceError(f"issue numbers are positive integers, got {number!r}")
+    topic = _issue_topics().get(number)
+    if about and topic and about != topic:
+        raise SourceError(f"issue #{number} is cited as {topic!r} (labkit/data/issues.tsv), not {about!r}: "
+                          f"write '#{number}'")
+    about = about or topic
     label = f"mujoco#{number}" + (f" ({about})" if about else "")
     return Source("issue", label, f"{REPO}/issues/{number}")
 

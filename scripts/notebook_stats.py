@@ -2,9 +2,10 @@
 
     .venv/bin/python scripts/notebook_stats.py [course/NN_*.ipynb ...]
 
-Per notebook: non-blank code lines, the share of them inside ``labkit.check(...)`` calls
-(budget ≤ 20 %), the number of ``check`` calls, and helpers defined in the notebook that
-are longer than 10 lines (budget: none).
+Per notebook: non-blank code lines, the share of them inside ``labkit.check(...)`` calls,
+the number of ``check`` calls, and helpers defined in the notebook that are longer than
+10 lines.  Budgets (``tests/test_course.py`` enforces both): at most 20 % of the course's
+code lines inside checks, and no such helper.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from pathlib import Path
 import nbformat
 
 from labkit.classroom.notebooks import course_notebooks
+
+MAX_CHECK_SHARE = 0.20     # of a course's non-blank code lines, inside check(...) calls
+MAX_HELPER_LINES = 10      # a notebook helper longer than this belongs in labkit
 
 
 def stats(path: Path) -> tuple[int, int, int, list[str]]:
@@ -37,7 +41,7 @@ def stats(path: Path) -> tuple[int, int, int, list[str]]:
                                                or getattr(node.func, "id", None) == "check"):
                 calls += 1
                 spans.update(range(node.lineno, node.end_lineno + 1))
-            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno > 10:
+            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > MAX_HELPER_LINES:
                 long.append(node.name)
         inside += sum(1 for i in spans if lines[i - 1].strip())
     return code, inside, calls, long

@@ -7,7 +7,9 @@ that can be read from the file, and the claim/exercise counts the chapters promi
 
 from __future__ import annotations
 
+import importlib.util
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -141,3 +143,24 @@ def test_sources_are_cited_so_a_reader_can_follow_them(notebook):
     for key in set(re.findall(r"ref:([a-z0-9-]+)|references\.md#([a-z0-9-]+)", text)):
         key = next(k for k in key if k)
         assert key in _references() and f'id="{key}"' in page, f"unknown reference {key!r}"
+
+
+def _notebook_stats():
+    """scripts/notebook_stats.py, the maintainers' measure of notebook code (not a package module)."""
+    path = Path(__file__).parents[1] / "scripts" / "notebook_stats.py"
+    spec = importlib.util.spec_from_file_location("notebook_stats", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_notebook_code_is_lesson_not_bookkeeping():
+    stats = _notebook_stats()
+    per_notebook = {path.stem: stats.stats(path) for path in NOTEBOOKS}
+    long = {name: helpers for name, (_, _, _, helpers) in per_notebook.items() if helpers}
+    assert not long, f"helpers over {stats.MAX_HELPER_LINES} lines belong in labkit: {long}"
+    code = sum(lines for lines, _, _, _ in per_notebook.values())
+    inside = sum(inside for _, inside, _, _ in per_notebook.values())
+    assert inside / code <= stats.MAX_CHECK_SHARE, (
+        f"{inside} of {code} code lines ({inside / code:.1%}) sit inside check(...) calls: move the "
+        "measurement and the prediction into named variables above the check")

@@ -69,6 +69,14 @@ def test_doc_and_issue_permalinks():
         sources.issue(-3)
 
 
+def test_an_issue_is_cited_with_one_topic_everywhere():
+    assert sources.cite("#786").label == "mujoco#786 (impratio and cones)"
+    with pytest.raises(labkit.SourceError, match=r"cited as 'impratio and cones'.*write '#786'"):
+        sources.cite("#786 (cones)")
+    unlisted = sources.cite("#99999 (a thread the file does not list)")
+    assert unlisted.label == "mujoco#99999 (a thread the file does not list)"
+
+
 @pytest.mark.parametrize("label, kind, printed", [
     ("mjmodel.h:nq", "header", "mjmodel.h:nq"),
     ("engine_forward.c:mj_fwdActuation", "engine", "engine_forward.c:mj_fwdActuation"),
@@ -76,8 +84,9 @@ def test_doc_and_issue_permalinks():
     ("XMLreference#body-joint-type", "doc", "docs XMLreference#body-joint-type"),
     ("docs XMLreference#body-joint-type", "doc", "docs XMLreference#body-joint-type"),
     ("computation/index", "doc", "docs computation/index"),
-    ("#1741", "issue", "mujoco#1741"),
+    ("#1741", "issue", "mujoco#1741 (from N/m to solref)"),
     ("mujoco#1741 (from N/m to solref)", "issue", "mujoco#1741 (from N/m to solref)"),
+    ("#99999", "issue", "mujoco#99999"),
     ("ref:mjcf-book §6", "reference", "ref:mjcf-book §6"),
     ("ref:e2-course", "reference", "ref:e2-course"),
 ])
