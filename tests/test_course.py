@@ -65,6 +65,7 @@ def test_committed_executed_and_small(notebook):
     assert all(c.execution_count is not None for c in code), "run `labkit execute` before committing"
     counts = [c.execution_count for c in code]
     assert counts == list(range(1, len(code) + 1)), "executed top to bottom in one fresh kernel"
+    assert not any("execution" in c.metadata for c in code), "timestamps: re-run `labkit execute`"
     assert path.stat().st_size <= 2 * 1024 * 1024, "notebooks stay under 2 MB"
 
 

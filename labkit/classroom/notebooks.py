@@ -73,8 +73,12 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
     # The asynchronous manager lets nbclient's timeout interrupt a cell that never ends.
     manager = AsyncKernelManager(kernel_name="python3", transport="ipc",
                             ip=str(Path(tempfile.mkdtemp(prefix="labkit-kernel-")) / "k"))
+    # No per-cell timestamps: a saved re-run then differs from the committed notebook only
+    # where an output changed.
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
     client = NotebookClient(notebook, timeout=timeout, km=manager, allow_errors=allow_errors,
-                            resources={"metadata": {"path": str(path.parent)}})
+                            record_timing=False, resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     error = None
     with _environment(variables):
