@@ -177,6 +177,14 @@ def _set(name: str) -> None:
         os.environ["PYOPENGL_PLATFORM"] = pyopengl
 
 
+def _accepted_by_mujoco(system: str) -> tuple[str, ...]:
+    """The MUJOCO_GL values MuJoCo's Python package accepts on ``system`` (as its
+    rendering/classic/gl_context.py checks them at import)."""
+    accepted = ("disable", "disabled", "off", "false", "0", "enable", "enabled", "on", "true", "1", "glfw")
+    by_system = {"Linux": ("glx", "egl", "osmesa"), "Windows": ("wgl",), "Darwin": ("cgl",)}
+    return accepted + by_system.get(system, ())
+
+
 def choose() -> Backend:
     """Choose the GL backend once per process and export it in the environment.
 
@@ -193,6 +201,16 @@ def choose() -> Backend:
         return _CHOSEN
     user = os.environ.get("MUJOCO_GL", "").strip().lower()
     if user:
+        accepted = _accepted_by_mujoco(platform.system())
+        if user not in accepted:
+            # MuJoCo itself would fail at import with a bare RuntimeError from deep inside it.
+            raise GLUnavailable(
+                f"MUJOCO_GL={os.environ['MUJOCO_GL']!r} is not a value MuJoCo accepts on "
+                f"{platform.system()}.\n"
+                f"  Accepted: {', '.join(accepted)}.\n"
+                "  What to do: unset it (`unset MUJOCO_GL`) and labkit picks a backend that works, "
+                "or set one of the values above."
+            )
         fixes: list[str] = []
         plat = os.environ.get("PYOPENGL_PLATFORM", "").strip().lower()
         if user in ("egl", "osmesa") and plat and plat != user:

@@ -170,15 +170,18 @@ def engine(file: str, function: str) -> Source:
     return Source("engine", f"{Path(path).name}:{function}", url, detail)
 
 
+def _rows(name: str) -> list[list[str]]:
+    """The tab-separated rows of ``labkit/data/<name>``, without its ``#`` comment lines."""
+    text = (Path(__file__).parent / "data" / name).read_text(encoding="utf-8")
+    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+
+
 @functools.cache
 def _doc_labels() -> dict[str, frozenset[str]]:
     """page -> reStructuredText labels of the MuJoCo manual (from labkit/data)."""
     table: dict[str, set[str]] = {}
-    path = Path(__file__).parent / "data" / "doc_anchors.tsv"
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            page, label = line.split("\t")
-            table.setdefault(page, set()).add(label)
+    for page, label in _rows("doc_anchors.tsv"):
+        table.setdefault(page, set()).add(label)
     return {page: frozenset(labels) for page, labels in table.items()}
 
 
@@ -214,12 +217,7 @@ def doc(page: str, anchor: str | None = None) -> Source:
 @functools.cache
 def _issue_topics() -> dict[int, str]:
     """issue number -> its topic, from labkit/data/issues.tsv (one wording per issue)."""
-    table = {}
-    for line in (Path(__file__).parent / "data" / "issues.tsv").read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            number, topic = line.split("\t")
-            table[int(number)] = topic
-    return table
+    return {int(number): topic for number, topic in _rows("issues.tsv")}
 
 
 def issue(number: int, about: str = "") -> Source:
@@ -250,12 +248,7 @@ REFERENCES_PAGE = "references.md"
 @functools.cache
 def _references() -> dict[str, str]:
     """key -> the name chapters use for it, from labkit/data/references.tsv."""
-    table = {}
-    for line in (Path(__file__).parent / "data" / "references.tsv").read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            key, name, _title = line.split("\t")
-            table[key] = name
-    return table
+    return {key: name for key, name, _title in _rows("references.tsv")}
 
 
 def reference(key: str, section: str = "") -> Source:

@@ -146,6 +146,17 @@ def test_sources_are_cited_so_a_reader_can_follow_them(notebook):
         assert key in _references() and f'id="{key}"' in page, f"unknown reference {key!r}"
 
 
+def test_every_cited_issue_has_its_topic(notebook):
+    """An issue prints with the one topic labkit/data/issues.tsv gives it: a chapter that
+    cites a new issue adds its line there."""
+    from labkit.sources import _issue_topics
+
+    _, nb = notebook
+    cited = {int(n) for c in nb.cells if c.cell_type == "code" for n in re.findall(r'"#(\d+)"', c.source)}
+    missing = sorted(cited - _issue_topics().keys())
+    assert not missing, f"add these issues to labkit/data/issues.tsv: {missing}"
+
+
 def _notebook_stats():
     """scripts/notebook_stats.py, the maintainers' measure of notebook code (not a package module)."""
     path = Path(__file__).parents[1] / "scripts" / "notebook_stats.py"

@@ -27,6 +27,13 @@ def test_user_choice_is_kept(fresh):
     assert gl.os.environ["PYOPENGL_PLATFORM"] == "osmesa"
 
 
+def test_a_value_mujoco_would_refuse_is_explained_before_mujoco_loads(fresh):
+    fresh.setenv("MUJOCO_GL", "nonexistent")
+    refused = r"(?s)'nonexistent' is not a value MuJoCo accepts.*egl.*unset MUJOCO_GL"
+    with pytest.raises(gl.GLUnavailable, match=refused):
+        gl.choose()
+
+
 def test_mismatched_pyopengl_platform_is_corrected(fresh):
     fresh.setenv("MUJOCO_GL", "egl")
     fresh.setenv("PYOPENGL_PLATFORM", "osmesa")
