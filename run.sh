@@ -95,6 +95,15 @@ print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest(), sys.versi
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$spec"
   "$venv/bin/python" -m ipykernel install --sys-prefix --name "$kernel" \
     --display-name "MuJoCo by Experiment" >/dev/null
+  # the test group installs nbgrader (tests/test_nbgrader.py runs it), which switches its
+  # JupyterLab menus and server extensions on: keep the learner's JupyterLab as it was
+  if [ -x "$venv/bin/nbgrader" ]; then
+    "$venv/bin/jupyter" labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1 || true
+    for ext in formgrader validate_assignment assignment_list course_list; do
+      "$venv/bin/jupyter" server extension disable --sys-prefix "nbgrader.server_extensions.$ext" \
+        >/dev/null 2>&1 || true
+    done
+  fi
   for group in course "$@"; do printf '%s' "$want" > "$venv/.mbe-installed-$group"; done
 }
 

@@ -25,6 +25,8 @@ The names a chapter uses (the code behind each is one hop away, in the module na
 ``check``, ``below``, ``above``,         claims: source-traced assertions
 ``between``, ``near``, ``Claim``,
 ``ClaimFailed``
+``sweep``, ``axes``                      axes: a rule swept along integrators, cones, solvers,
+                                         joint and transmission types, ...: where it stops
 ``SourceError``                          sources: a cited source that does not resolve
 ``exercise``, ``ExerciseFailed``         exercises: feedback from labkit's checkers
 ``trace``, ``explain``                   actuation: the force chain of an actuator
@@ -45,8 +47,9 @@ from __future__ import annotations
 
 import importlib
 
-from . import actuation, exercises, sim
+from . import actuation, axes, exercises, sim
 from .actuation import explain, trace
+from .axes import sweep
 from .claims import Claim, ClaimFailed, above, below, between, check, near
 from .display import figure, fmt, plot
 from .exercises import ExerciseFailed, exercise
@@ -84,6 +87,7 @@ __all__ = [
     "above",
     "activation",
     "actuation",
+    "axes",
     "below",
     "between",
     "check",
@@ -111,6 +115,7 @@ __all__ = [
     "snapshot",
     "solver",
     "spec",
+    "sweep",
     "trace",
     "video",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +119,9 @@ class Claim:
     tol/rtol: absolute/relative tolerance (None for exact comparison);
     holds: whether the statement held; expect_fail: True for a counterexample, a statement
     shown because it does *not* hold; passed: whether the outcome was the expected one;
-    sources: the citations; why: the mismatch, if any.
+    sources: the citations; why: the mismatch, if any.  A scoped claim (``scope``: the
+    cases where the rule holds) also keeps ``cases``: whether each case matched the
+    expectation (those in the scope must, the others must not).
     """
 
     statement: str
@@ -131,6 +133,8 @@ class Claim:
     sources: tuple[Source, ...]
     why: str = ""
     expect_fail: bool = False
+    scope: tuple[str, ...] | None = None
+    cases: Mapping[str, bool] = field(default_factory=dict)
     _shown: bool = field(default=False, repr=False, compare=False)
 
     @property
@@ -146,17 +150,47 @@ class Claim:
         return "✔" if self.passed else "✘ FAILED"
 
     # -- text -----------------------------------------------------------------
+    def _rows(self) -> list[tuple[str, str, str]]:
+        """A scoped claim's validity table: (case, measured, verdict) per case."""
+        rows = []
+        for case, matched in self.cases.items():
+            inside = case in self.scope
+            verdict = ("holds" if matched else "✘ does not hold") if inside else \
+                ("differs (outside the scope)" if not matched else "✘ holds outside the scope too")
+            rows.append((case, fmt(self.observed[case]), verdict))
+        return rows
+
+    def _expectation(self) -> str:
+        expected = self.expected
+        if isinstance(expected, Mapping):
+            return ", ".join(f"{k}: {v if isinstance(v, Bound) else fmt(v)}" for k, v in expected.items())
+        if isinstance(expected, Bound):
+            return str(expected)
+        return fmt(expected) + self._tolerance()
+
+    def _tolerance(self) -> str:
+        allowed = [f"±{fmt(self.tol)}"] if self.tol is not None else []
+        allowed += [f"±{fmt(self.rtol * 100)}%"] if self.rtol is not None else []
+        return f" ({' or '.join(allowed)})" if allowed else ""
+
+    def _scope_line(self) -> str:
+        everywhere = set(self.scope) == set(self.cases)
+        where = ("for every case swept" if everywhere
+                 else f"inside the scope ({', '.join(self.scope)}); outside it the rule must not hold")
+        return f"expected {self._expectation()} {where}"
+
+    def _table(self) -> str:
+        rows = [("case", "measured", "rule"), *self._rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(2)]
+        lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}" for a, b, c in rows]
+        return "\n    ".join([*lines, self._scope_line()])
+
     def _comparison(self) -> str:
+        if self.scope is not None:
+            return self._table()
         if isinstance(self.expected, Bound):
             return f"observed {fmt(self.observed)}, expected {self.expected}"
-        text = f"observed {fmt(self.observed)}, expected {fmt(self.expected)}"
-        if self.tol is not None and self.rtol is not None:
-            text += f" (±{fmt(self.tol)} or ±{fmt(self.rtol * 100)}%)"
-        elif self.tol is not None:
-            text += f" (±{fmt(self.tol)})"
-        elif self.rtol is not None:
-            text += f" (±{fmt(self.rtol * 100)}%)"
-        return text
+        return f"observed {fmt(self.observed)}, expected {fmt(self.expected)}{self._tolerance()}"
 
     def text(self) -> str:
         lines = [f"{self._mark} {self.statement}", f"    {self._comparison()}"]
@@ -174,11 +208,19 @@ class Claim:
         mark = self._mark
         links = display.links(self.sources)
         why = f"<div>{html.escape(self.why)}</div>" if self.why else ""
+        comparison = f'<div style="font-family:monospace">{html.escape(self._comparison())}</div>'
+        if self.scope is not None:
+            cells = "".join(
+                f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td><td>{html.escape(c)}</td></tr>"
+                for a, b, c in self._rows())
+            comparison = (f'<table style="font-family:monospace;font-size:100%"><tr><th>case</th>'
+                          f"<th>measured</th><th>rule</th></tr>{cells}</table>"
+                          f"<div>{html.escape(self._scope_line())}</div>")
         return (
             f'<div style="border-left:4px solid {color};padding:2px 8px;margin:4px 0;'
             f'font-family:sans-serif;font-size:90%">'
             f'<b style="color:{color}">{mark}</b> {html.escape(self.statement)}'
-            f'<div style="font-family:monospace">{html.escape(self._comparison())}</div>{why}'
+            f"{comparison}{why}"
             f'<div style="color:#555">sources: {links}</div></div>'
         )
 
@@ -205,6 +247,7 @@ class Claim:
             "passed": self.passed,
             "holds": self.holds,
             "expect_fail": self.expect_fail,
+            "scope": list(self.scope) if self.scope is not None else None,
             "why": self.why,
             "sources": [{"kind": s.kind, "label": s.label, "url": s.url} for s in self.sources],
             "mujoco": mujoco.__version__,
@@ -270,6 +313,31 @@ def _compare(observed: Any, expected: Any, tol: float | None, rtol: float | None
     return f"off by {fmt(float(np.max(error)))}, {fmt(worst)} beyond the tolerance"
 
 
+def _scoped(observed: Any, expected: Any, scope: tuple[str, ...], tol: float | None,
+            rtol: float | None) -> tuple[tuple[str, ...], dict[str, bool], str]:
+    """Compare a sweep case by case: (the scope, whether each case matched, the first
+    case on the wrong side of the scope, in words, or "")."""
+    if not isinstance(observed, Mapping):
+        raise TypeError("a scoped claim observes a dict of cases (labkit.sweep returns one), "
+                        f"not {type(observed).__name__}")
+    unknown = [case for case in scope if case not in observed]
+    if unknown:
+        raise ValueError(f"the scope names {unknown[0]!r}, which the sweep did not run "
+                         f"(it ran {', '.join(map(str, observed))})")
+    if isinstance(expected, Mapping) and set(expected) != set(observed):
+        raise ValueError("a scoped claim's expected dict has one entry per case of the sweep")
+    cases, why = {}, ""
+    for case, value in observed.items():
+        want = expected[case] if isinstance(expected, Mapping) else expected
+        miss = _compare(value, want, tol, rtol)
+        cases[str(case)] = not miss
+        if not why and case in scope and miss:
+            why = f"{case}: {miss}, inside the scope"
+        elif not why and case not in scope and not miss:
+            why = f"{case}: the rule holds outside the scope too: the sentence is narrower than the engine"
+    return scope, cases, why
+
+
 def check(
     statement: str,
     observed: Any,
@@ -279,6 +347,7 @@ def check(
     rtol: float | None = None,
     sources: Sequence[str | Source] | str | Source = (),
     expect_fail: bool = False,
+    scope: Iterable[str] | None = None,
 ) -> Claim:
     """Check that ``observed`` is what ``statement`` predicts, and show the claim.
 
@@ -296,6 +365,12 @@ def check(
     expect_fail: state a counterexample: a plausible statement that does *not* hold
         (a textbook formula outside its range, a wrong tutorial claim).  It is shown as
         failing, and raises only if it unexpectedly holds.
+    scope: for a rule swept along an axis (``observed`` a dict of cases, e.g. from
+        :func:`labkit.sweep`): the cases the sentence says it holds for.  Each of them
+        must match ``expected``, and each case *outside* the scope must not (the edge,
+        shown as an expected failure), so the claim prints a validity table of where the
+        rule stops.  A rule that holds everywhere passes the whole axis
+        (``scope=labkit.axes.CONES``) and its table shows every case holding.
 
     Returns the :class:`Claim`; raises :class:`ClaimFailed` if the outcome is not the
     expected one.
@@ -318,8 +393,12 @@ def check(
     for name, value in (("tol", tol), ("rtol", rtol)):
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be a non-negative number, got {value!r}")
-    why = _compare(observed, expected, tol, rtol)
-    claim = Claim(statement, observed, expected, tol, rtol, not why, tuple(sources), why, expect_fail)
+    if scope is None:
+        why, cases, inside = _compare(observed, expected, tol, rtol), {}, None
+    else:
+        inside, cases, why = _scoped(observed, expected, tuple(scope), tol, rtol)
+    claim = Claim(statement, observed, expected, tol, rtol, not why, tuple(sources), why, expect_fail,
+                  inside, cases)
     reporting.append("LABKIT_CLAIMS", {**claim.record(), "cell": _cell_number(),
                                        "unresolved_sources": unresolved})
     _display(claim)

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from labkit.classroom import grading
+from labkit.classroom import grading, sandbox
 from labkit.classroom.notebooks import course_notebooks, execute
 
 
@@ -31,6 +31,7 @@ def main() -> None:
     own = execute(source)
     assert own.error is None, own.error
     print(f"{source.stem}: its own run (fresh kernel) {own.seconds:.2f} s")
+    print(f"limits: {sandbox.isolation()}")  # uid, cgroup or rlimits, folders: what a sandbox costs
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         for i in range(args.copies):

@@ -2,7 +2,8 @@
 # End-to-end test of the Gradescope autograder in a bare Debian root laid out as Gradescope
 # lays it out (/autograder/source, /autograder/submission, /autograder/results):
 # setup.sh from nothing (no Python, no GL), then run_autograder on a correct, a blank and a
-# forged submission of chapter 00.  Needs root, debootstrap and bubblewrap on this machine;
+# forged submission of chapter 00, and on two uploads of three copies of the correct one: with
+# one named like the chapter (graded once: 5 points, never 15) and with none (refused: 0).  Needs root, debootstrap and bubblewrap on this machine;
 # the Debian root is cached in $LABKIT_E2E_ROOT (default /var/tmp/labkit-e2e/bookworm) and
 # copied fresh for every run.
 #
@@ -24,8 +25,11 @@ ca="${PIP_CERT:-${SSL_CERT_FILE:-}}"
 mkdir -p "$root/autograder/source" "$root/autograder/results" "$work/subs"
 (cd "$root/autograder/source" && python3 -m zipfile -e "$work/autograder.zip" . && chmod +x setup.sh run_autograder)
 "$here/.venv/bin/labkit" student "$here/course/00_start_here.ipynb" "$work/subs/blank" >/dev/null
-mkdir -p "$work/subs/correct" "$work/subs/forged"
+mkdir -p "$work/subs/correct" "$work/subs/forged" "$work/subs/copies" "$work/subs/ambiguous"
 cp "$here/course/00_start_here.ipynb" "$work/subs/correct/"
+cp "$here/course/00_start_here.ipynb" "$work/subs/copies/"
+for copy in copy.ipynb copy2.ipynb; do cp "$here/course/00_start_here.ipynb" "$work/subs/copies/$copy"; done
+for copy in mine.ipynb copy.ipynb copy2.ipynb; do cp "$here/course/00_start_here.ipynb" "$work/subs/ambiguous/$copy"; done
 "$here/.venv/bin/python" - "$work/subs" <<'PY'
 import sys, nbformat
 subs = sys.argv[1]
@@ -51,10 +55,10 @@ inside bash /autograder/source/setup.sh > "$work/setup.log" 2>&1 || { tail -30 "
 tail -1 "$work/setup.log"
 echo "   setup.sh took $((SECONDS - start)) s"
 status=0
-for name in correct blank forged; do
+for name in correct blank forged copies ambiguous; do
   rm -rf "$root/autograder/submission" "$root/autograder/results"/*
   mkdir -p "$root/autograder/submission"
-  cp "$work/subs/$name/00_start_here.ipynb" "$root/autograder/submission/"
+  cp "$work/subs/$name/"*.ipynb "$root/autograder/submission/"
   start=$SECONDS
   inside /autograder/source/run_autograder
   score=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['score'])" "$root/autograder/results/results.json")
@@ -62,7 +66,7 @@ for name in correct blank forged; do
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('   output:', r['output'][:300].replace(chr(10), ' | '))" \
     "$root/autograder/results/results.json"
   case "$name:$score" in
-    correct:5|correct:5.0|blank:0|blank:0.0|forged:0|forged:0.0) ;;
+    correct:5|correct:5.0|blank:0|blank:0.0|forged:0|forged:0.0|copies:5|copies:5.0|ambiguous:0|ambiguous:0.0) ;;
     *) echo "   UNEXPECTED SCORE"; status=1 ;;
   esac
 done

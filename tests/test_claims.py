@@ -97,3 +97,67 @@ def test_a_table_of_cases_takes_ranges_and_per_case_tolerances():
     assert labkit.check("counts", {"a": np.arange(3), "b": "x"}, {"a": np.arange(3), "b": "x"}).passed
     record = labkit.check("one range", {"a": 1.0}, {"a": labkit.above(0)}).record()
     assert record["expected"] == {"a": "≥ 0"}
+
+
+# -- scoped claims: a rule swept along an axis ------------------------------------------------------
+def _pendulum_gap(integrator: str) -> float:
+    """The course pendulum's angle (rad) after 1 s from its tilted keyframe, per integrator."""
+    import mujoco
+
+    model, data = labkit.load("pendulum", keyframe="tilted")
+    labkit.axes.INTEGRATORS.apply(model, integrator)
+    for _ in range(500):
+        mujoco.mj_step(model, data)
+    return float(data.qpos[0])
+
+
+def test_a_sweep_runs_every_case_of_an_axis_in_order():
+    import mujoco
+
+    angles = labkit.sweep(labkit.axes.INTEGRATORS, _pendulum_gap)
+    assert list(angles) == ["Euler", "implicit", "implicitfast", "RK4"]
+    model, _ = labkit.load("pendulum")
+    assert labkit.axes.INTEGRATORS.apply(model, "RK4").opt.integrator == mujoco.mjtIntegrator.mjINT_RK4
+    assert labkit.axes.CONES.value("elliptic") == mujoco.mjtCone.mjCONE_ELLIPTIC
+    assert list(labkit.axes.SOLVERS.only("Newton", "CG")) == ["Newton", "CG"]
+    with pytest.raises(KeyError, match="has no case 'rk4'; it has Euler"):
+        labkit.axes.INTEGRATORS.only("rk4")
+    with pytest.raises(TypeError, match="cannot be applied to a compiled model"):
+        labkit.axes.JOINT_TYPES.apply(model, "ball")
+
+
+def test_a_scoped_rule_holds_inside_its_scope_and_differs_just_outside():
+    angles = labkit.sweep(labkit.axes.INTEGRATORS, _pendulum_gap)
+    euler = angles["Euler"]
+    gaps = {case: abs(angle - euler) for case, angle in angles.items()}
+    # an undamped hinge has no velocity-dependent force: the implicit integrators' extra term
+    # is zero and they take Euler's step exactly; RK4 is a different method
+    claim = labkit.check("Without damping, implicit and implicitfast step an undamped pendulum exactly "
+                         "as Euler does", gaps, 0.0, scope=["Euler", "implicit", "implicitfast"])
+    assert claim.passed and claim.cases == {"Euler": True, "implicit": True, "implicitfast": True,
+                                            "RK4": False}
+    text = claim.text()
+    assert "holds" in text and "RK4 " in text and "differs (outside the scope)" in text
+    assert "inside the scope (Euler, implicit, implicitfast); outside it the rule must not hold" in text
+    assert "<table" in claim._repr_html_()
+    assert claim.record()["scope"] == ["Euler", "implicit", "implicitfast"]
+    with pytest.raises(labkit.ClaimFailed, match="implicit: the rule holds outside the scope too"):
+        labkit.check("Only Euler steps it so", gaps, 0.0, scope=["Euler"])
+
+
+def test_a_scope_too_wide_or_too_narrow_fails_and_names_the_case():
+    gaps = {"Euler": 0.0, "implicit": 1e-3, "implicitfast": 1e-3, "RK4": 8e-4}
+    with pytest.raises(labkit.ClaimFailed, match=r"implicit: .* inside the scope"):
+        labkit.check("the same under Euler and implicit", gaps, 0.0, scope=["Euler", "implicit"])
+    with pytest.raises(labkit.ClaimFailed, match="holds outside the scope too"):
+        labkit.check("the gap is below 1 % under Euler only", gaps, labkit.below(0.01), scope=["Euler"])
+    everywhere = labkit.check("the gap is below 1 % whatever the integrator", gaps, labkit.below(0.01),
+                              scope=labkit.axes.INTEGRATORS)
+    assert everywhere.passed and "for every case swept" in everywhere.text()
+
+
+def test_scoped_claims_refuse_what_cannot_be_a_sweep():
+    with pytest.raises(TypeError, match="observes a dict of cases"):
+        labkit.check("x", 1.0, 1.0, scope=["Euler"])
+    with pytest.raises(ValueError, match="names 'RK4', which the sweep did not run"):
+        labkit.check("x", {"Euler": 1.0}, 1.0, scope=["RK4"])

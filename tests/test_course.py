@@ -113,7 +113,7 @@ def test_answer_and_feedback_cells_carry_nbgrader_metadata(notebook):
     nbgrader expects (stamped by labkit.classroom.student.nbgrader_metadata)."""
     import copy
 
-    from labkit.classroom.student import nbgrader_metadata
+    from labkit.classroom.student import grade_id, nbgrader_metadata
     from labkit.exercises import chapter_specs
 
     path, nb = notebook
@@ -126,10 +126,10 @@ def test_answer_and_feedback_cells_carry_nbgrader_metadata(notebook):
     assert ids == [s.id for s in specs]
     grade_ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata]
     for s in specs:
-        assert grade_ids.count(f"feedback-{s.id}") == 1 and f"answer-{s.id}" in grade_ids
+        assert grade_ids.count(grade_id("feedback", s.id)) == 1 and grade_id("answer", s.id) in grade_ids
     points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"].get("points") for c in nb.cells
               if c.metadata.get("nbgrader", {}).get("grade")}
-    assert points == {f"feedback-{s.id}": s.points for s in specs}
+    assert points == {grade_id("feedback", s.id): s.points for s in specs}
 
 
 def test_sources_are_cited_so_a_reader_can_follow_them(notebook):

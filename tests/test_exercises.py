@@ -82,6 +82,15 @@ def test_the_feedback_cell_reads_the_notebook_and_raises_on_failure(toy):
         del globals()["mass"], globals()["nq"]
 
 
+def _probe_record(record):
+    if not (isinstance(record, list) and all(isinstance(v, int) for v in record)):
+        raise kinds.AnswerError("the record is not a list of whole numbers")
+    return record
+
+
+RECORDED = kinds.recorded(lambda f: [f(2)], "a function", validate=_probe_record)
+
+
 def test_answers_become_json_data_of_their_kind():
     cases = [
         (kinds.array(length=2), (0.004, np.float32(1)), {"value": [0.004, 1.0]}),
@@ -97,9 +106,20 @@ def test_answers_become_json_data_of_their_kind():
          {"value": {"cone": "elliptic", "kp": 3, "solref": [0.01, 1.0]}}),
         (kinds.STRING, "x" * (kinds.MAX_BYTES + 1), "too large"),
         (kinds.array(), np.zeros(kinds.MAX_ITEMS + 1), "at most"),
-        (kinds.recorded(lambda f: [f(2)], "a function"), lambda x: 2 * x, {"value": [4]}),
-        (kinds.recorded(lambda f: [f(2)], "a function"), lambda x: 1 / 0, "raised ZeroDivisionError"),
-        (kinds.recorded(lambda f: [f(2)], "a function"), 5, "should be a function"),
+        (RECORDED, lambda x: 2 * x, {"value": [4]}),
+        (RECORDED, lambda x: 1 / 0, "raised ZeroDivisionError"),
+        (RECORDED, 5, "should be a function"),
+        (kinds.number(0, 10, low_open=True, unit=" N", why="a force"), 0,
+         "should be above 0 N and at most 10 N, got 0 N: a force"),
+        (kinds.number(0, 10), 10, {"value": 10.0}),
+        (kinds.integer(0, 3), 4, "at most 3"),
+        (kinds.array(items=[kinds.number(0, 1), kinds.number(1, 2)]), (0.5, 3), "entry 1: should be"),
+        (kinds.array(each=kinds.number(0, 1)), [[0.5, 0.2], [1.5, 0]], "entry 2"),
+        (kinds.fields({"kp": kinds.number(0, 100), "cone": kinds.STRING}), {"kp": 3}, {"value": {"kp": 3.0}}),
+        (kinds.fields({"kp": kinds.number(0, 100)}), {"kpp": 3}, "unknown entry 'kpp'; did you mean 'kp'?"),
+        (kinds.choice((1, 3, 4, 6), "condim"), 2, "should be 1, 3, 4 or 6 (condim), got '2'"),
+        (kinds.choice(("pyramidal", "elliptic")), "elliptic", {"value": "elliptic"}),
+        (kinds.fields({"kp": kinds.number(0, 100)}, required=["kp"]), {}, "lacks the entry 'kp'"),
     ]
     for kind, value, want in cases:
         got = kind.to_data(value, "x")
@@ -121,3 +141,103 @@ def test_every_chapter_registers_its_exercises_in_order():
             assert s.points > 0 and s.answers and s.title
     with pytest.raises(KeyError, match=r"no exercise '42\.1'"):
         spec("42.1")
+
+
+@pytest.mark.parametrize("forged, message", [
+    ({"value": float("nan")}, "`mass` should be a finite number"),
+    ({"value": float("inf")}, "`mass` should be a finite number"),
+    ({"value": [48.0, 1.0]}, "`mass` should be a number, got list"),
+    ({"value": "48"}, "`mass` should be a number, got str"),
+    ({"value": True}, "`mass` should be a number, not True"),
+    ({"value": {"a": 1}}, "`mass` should be a number, got dict"),
+    ({"invalid": 7}, "you have not defined `mass` yet"),
+    ({"missing": False}, "you have not defined `mass` yet"),
+    ([48.0], "you have not defined `mass` yet"),
+    (None, "you have not defined `mass` yet"),
+])
+def test_the_scorer_validates_forged_answer_data_with_the_kind(toy, forged, message):
+    """However the payload was made (a patched collector, a hand-written report line), the
+    checker only sees data its kind accepts: the same conversion as the notebook's."""
+    graded = toy.grade({"mass": forged, "nq": {"value": 7}})
+    assert graded.score == 2 and message in graded.text(), graded.text()
+    assert toy.grade({"mass": {"value": 48.0}, "nq": {"value": 7.0}}).score == 4
+    assert toy.grade("not a dict").score == 0
+    assert "should be a whole number" in toy.grade({"mass": {"value": 48}, "nq": {"value": 7.5}}).text()
+
+
+def test_a_record_is_validated_by_its_probes_validator():
+    @core.checker("99.3", "Doubling", points=1, answers={"f": RECORDED})
+    def _(ex):
+        ex.equal("f", [4])
+    try:
+        assert spec("99.3").grade({"f": {"value": [4]}}).score == 1
+        forged = spec("99.3").grade({"f": {"value": [4.5]}})
+        assert forged.score == 0 and "not a list of whole numbers" in forged.text()
+    finally:
+        del core._REGISTRY["99.3"]
+
+
+@pytest.fixture
+def gated():
+    """An exercise with a precondition (a positive mass) before its one weighted requirement."""
+    @core.checker("99.4", "Positive mass", points=2, answers={"mass": kinds.NUMBER})
+    def _(ex):
+        ex.precondition(ex.value("mass") > 0, "the mass is positive", failure="it is not")
+        ex.close("mass", 48.0, rtol=1e-6)
+    yield spec("99.4")
+    del core._REGISTRY["99.4"]
+
+
+def test_a_precondition_earns_nothing_and_a_failed_one_stops_the_exercise(gated):
+    right = gated.grade({"mass": {"value": 48.0}})
+    assert right.score == 2 and right.passed
+    assert [(r.weight, r.gate) for r in right.results] == [(0.0, True), (1.0, False)]
+    met_only = gated.grade({"mass": {"value": 3.0}})
+    assert met_only.score == 0, "meeting a precondition alone earns nothing"
+    stopped = gated.grade({"mass": {"value": -1.0}})
+    assert stopped.score == 0 and len(stopped.results) == 1
+    assert "✘ the mass is positive · required before any points count" in stopped.text()
+    assert stopped.record()["results"][0]["gate"] is True
+
+
+def test_a_checker_that_cannot_judge_an_answer_scores_zero_not_half():
+    @core.checker("99.5", "Raises late", points=2, answers={"x": kinds.NUMBER})
+    def _(ex):
+        ex.require(True, "the easy half")
+        raise labkit.ExerciseFailed("the hard half cannot be judged")
+    try:
+        graded = spec("99.5").grade({"x": {"value": 1}})
+        assert graded.score == 0 and "the hard half cannot be judged" in graded.text()
+    finally:
+        del core._REGISTRY["99.5"]
+
+
+def test_weights_are_positive_and_an_exercise_needs_a_weighted_requirement():
+    @core.checker("99.6", "Only gates", points=1, answers={"x": kinds.NUMBER})
+    def _(ex):
+        ex.precondition(True, "x exists")
+    @core.checker("99.7", "Zero weight", points=1, answers={"x": kinds.NUMBER})
+    def _(ex):
+        ex.require(True, "free", weight=0)
+    try:
+        with pytest.raises(RuntimeError, match="only preconditions"):
+            spec("99.6").grade({"x": {"value": 1}})
+        assert "use precondition()" in spec("99.7").grade({"x": {"value": 1}}).text()
+        assert spec("99.7").grade({"x": {"value": 1}}).score == 0
+    finally:
+        del core._REGISTRY["99.6"], core._REGISTRY["99.7"]
+
+
+def test_the_grader_hands_a_checker_its_seed(monkeypatch):
+    @core.checker("99.8", "Seeded", points=1, answers={"x": kinds.NUMBER})
+    def _(ex):
+        ex.require(ex.seed == 17, "the seed is the grader's", failure=f"it is {ex.seed}")
+    try:
+        assert spec("99.8").grade({"x": {"value": 1}}, seed=17).score == 1
+        assert spec("99.8").grade({"x": {"value": 1}}).seed == 0, "a notebook's probes use seed 0"
+        monkeypatch.setenv(kinds.SEED_VARIABLE, "17")
+        assert kinds.probe_seed() == 17 and spec("99.8").grade({"x": {"value": 1}}).score == 1
+        monkeypatch.setenv(kinds.SEED_VARIABLE, "not a number")
+        assert kinds.probe_seed() == 0
+    finally:
+        del core._REGISTRY["99.8"]

@@ -67,3 +67,29 @@ def test_0_2_the_one_bob_formula_copied_gets_its_explanation(answer, message):
 def test_blank_scores_zero(number):
     graded = grade(number)
     assert graded.score == 0 and "you have not defined" in graded.text()
+
+
+# -- 0.3: the damping is simulated, so its range is declared and no guess earns a point --------
+
+I_HINGE = M * L**2 + 0.4 * M * R**2                 # the bob's inertia about the hinge, kg·m²
+
+
+def test_0_3_the_reference_damping_earns_full_points():
+    graded = grade("0.3", damping=2 * I_HINGE * math.log(2) / 3.0)     # halves the amplitude in 3 s
+    assert graded.passed and graded.score == 2, graded.text()
+
+
+@pytest.mark.parametrize("damping", [0, 0.0, 1e-308, 0.5, 1, 2])
+def test_0_3_no_guess_earns_a_point(damping):
+    # "not negative" was a weighted requirement: damping = 0 earned 1 of 2 points
+    graded = grade("0.3", damping=damping)
+    assert graded.score == 0, graded.text()
+    assert "amplitude after 3 s is 40–60 %" in graded.text()
+
+
+@pytest.mark.parametrize(("damping", "message"), [(-0.1, "negative damping feeds energy in"),
+                                                  (1e308, "critical damping")])
+def test_0_3_damping_outside_its_physical_range_is_refused_before_simulating(damping, message):
+    graded = grade("0.3", damping=damping)
+    assert graded.score == 0 and "`damping` should be at least 0" in graded.text()
+    assert message in graded.text()

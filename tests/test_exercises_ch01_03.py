@@ -136,8 +136,21 @@ def test_1_1_a_free_joint_is_too_much():
 def test_1_1_a_tilting_hinge_and_no_joints():
     tilting = PUCK.replace('type="hinge" axis="0 0 1"', 'type="hinge" axis="1 0 0"')
     assert "out of the table's plane" in feedback("1.1", puck_xml=tilting)
-    still = feedback("1.1", puck_xml='<body><geom type="cylinder" size="0.05 0.01"/></body>')
-    assert "✘ it can neither rise nor tilt\n      it has no joints" in still    # not met by doing nothing
+    still = grade("1.1", puck_xml='<body><geom type="cylinder" size="0.05 0.01"/></body>')
+    assert "✘ it can neither rise nor tilt\n      it has no joints" in still.text()   # doing nothing: 0
+    assert still.score == 0
+
+
+def test_1_1_one_slide_or_a_lone_body_earns_nothing():
+    # "it can neither rise nor tilt" alone was met by a single slide (1 point of 3)
+    slide = grade("1.1", puck_xml='<body><joint type="slide" axis="1 0 0"/><geom size="0.05"/></body>')
+    assert slide.score == 0 and "without all three motions above" in slide.text()
+    # "one body besides the world" is the shape of the answer, a gate (it earned 0.75)
+    empty = grade("1.1", puck_xml="<body/>")
+    assert empty.score == 0
+    assert "one body besides the world · required before any points count" in empty.text()
+    two = grade("1.1", puck_xml=PUCK + '<body><geom size="0.1"/></body>')
+    assert two.score == 0 and "found 2 bodies" in two.text()
 
 
 def test_1_2_full_lengths_as_half_lengths():
@@ -151,6 +164,13 @@ def test_1_2_box_dropped_from_its_edge_length():
     assert "✘ it starts at rest on the floor" in text and "moved" in text
 
 
+def test_1_2_a_resting_box_of_the_wrong_shape_or_no_box():
+    sphere = grade("1.2", box_xml='<body pos="0 0 0.1"><freejoint/><geom size="0.1"/></body>')
+    assert sphere.score == 0 and "one box geom in one free body" in sphere.text()
+    cube = grade("1.2", box_xml='<body pos="0 0 0.1"><freejoint/><geom type="box" size=".1 .1 .1"/></body>')
+    assert 0 < cube.score < 3 and "✘ its edges are" in cube.text()    # it rests, as a cube: partial
+
+
 def test_1_2_box_on_its_side():
     text = feedback("1.2", box_xml=BOX.replace('size="0.2 0.1 0.05"', 'size="0.2 0.05 0.1"')
                     .replace('pos="0.3 0 0.05"', 'pos="0.3 0 0.1"'))
@@ -161,6 +181,12 @@ def test_1_3_capsule_without_caps():
     cylinder = 0.3 / (math.pi * 0.02**2 * 2 * 0.1)
     assert "the two half-sphere caps are part of the volume" in feedback("1.3", rho=cylinder)
     assert "a density must be positive" in feedback("1.3", rho=-5.0)
+
+
+@pytest.mark.parametrize("rho", [0, -5.0, 1e6, 1e308])
+def test_1_3_a_density_outside_its_range_is_refused_before_compiling(rho):
+    graded = grade("1.3", rho=rho)
+    assert graded.score == 0 and "`rho` should be above 0 kg/m³ and at most 100000 kg/m³" in graded.text()
 
 
 def test_1_4_forgotten_actuator_default():
@@ -222,8 +248,14 @@ def test_2_3_only_one_inertial_element_is_accepted():
 
 
 def test_2_4_old_model_and_default_inertia():
-    text = feedback("2.4", modern_xml=old_xml())
-    assert "✘ the model compiles" in text and "exactmeshinertia" in text
+    graded = grade("2.4", modern_xml=old_xml())          # what the chapter hands the learner
+    assert graded.score == 0 and "✘ the model compiles" in graded.text()
+    assert "exactmeshinertia" in graded.text()
+    # compiling is a gate: the section's own model, which compiles, earned 0.5 for it
+    from labkit.models import model_path
+
+    plain = grade("2.4", modern_xml=model_path("compiler_mesh_lprism").read_text())
+    assert plain.score == 0 and "✔ the model compiles on MuJoCo 3.17.0 · required before" in plain.text()
     legacy = modern_xml(old_xml()).replace(' inertia="exact"', "")
     assert "the L weighs 0.2036 kg" in feedback("2.4", modern_xml=legacy)
 
@@ -241,6 +273,13 @@ def test_2_4_copying_only_the_compiler_fix():
     assert "✔ the L gets its exact mass" in text
 
 
+@pytest.mark.parametrize("counts", [(3, 3, 3, 3), (0, 0, 0, 0), (5, 5, 5, 5)])
+def test_3_1_the_same_count_four_times_is_a_guess(counts):
+    # (3, 3, 3, 3) hit nactuator and na: 1 point of 2
+    graded = grade("3.1", counts=counts)
+    assert graded.score == 0 and "that is a guess" in graded.text()
+
+
 def test_3_1_quaternion_counted_as_three():
     text = feedback("3.1", counts=(3, 6, 3, 5))
     assert "nu = 6 is not right" in text and "a quaternion target is four numbers" in text
@@ -248,8 +287,16 @@ def test_3_1_quaternion_counted_as_three():
 
 
 def test_3_2_zero_for_the_absent_pos_input():
-    text = feedback("3.2", drive_block=[0.0, 3.0, 0.5], ff_index=2)
-    assert "it has 3 values" in text and "no zero for 'pos'" in text
+    graded = grade("3.2", drive_block=[0.0, 3.0, 0.5], ff_index=2)
+    assert graded.score == 0 and "it has 3 values" in graded.text() and "no zero for 'pos'" in graded.text()
+
+
+def test_3_2_the_index_counts_only_with_the_block():
+    # two numbers and the index 2 (a small integer a guess hits) earned 1 point of 2
+    graded = grade("3.2", drive_block=[0.0, 0.0], ff_index=2)
+    assert graded.score == 0 and "the block above is not right yet" in graded.text()
+    assert grade("3.2", drive_block=[3.0, 0.5], ff_index=0).score == 1          # the block alone
+    assert grade("3.2", drive_block=[3.0, 1e4], ff_index=2).score == 0          # beyond ±1000: refused
 
 
 def test_3_2_index_inside_the_block():
@@ -263,6 +310,9 @@ def test_3_3_joint_angle_gear_alone_pulley_alone_and_division():
     assert "the gear multiplies it" in feedback("3.3", ctrl_target=0.1 * 0.2)
     assert "you divided by the gear" in feedback("3.3", ctrl_target=0.2 / 3)
     assert "✘ the arm settles at 0.2 rad" in feedback("3.3", ctrl_target=0.05)         # no known mistake
+    for far in (5.0, -1e308):                           # beyond the ±1.2 rad shoulder: refused, not simulated
+        graded = grade("3.3", ctrl_target=far)
+        assert graded.score == 0 and "the shoulder stops at ±1.2 rad" in graded.text()
 
 
 def test_3_4_gear_squared_copied_or_moment_arm_applied_once():
@@ -279,7 +329,19 @@ def test_3_5_soft_and_underdamped_designs():
 
 
 def test_3_5_an_unstable_design_fails_even_after_mujocos_reset():
-    # at this stiffness MuJoCo detects the divergence, warns and resets the state
-    text = feedback("3.5", kp_design=1e9, kv_design=0.0)
-    assert "✘ the servo is stable at h = 2 ms" in text
-    assert "kp must be positive" in feedback("3.5", kp_design=-10.0, kv_design=1.0)
+    # at this stiffness (kp·h²/I = 16, beyond 4) MuJoCo detects the divergence, warns and resets the state
+    graded = grade("3.5", kp_design=1e6, kv_design=0.0)
+    assert graded.score == 0 and "✘ the servo is stable at h = 2 ms" in graded.text()
+    negative = grade("3.5", kp_design=-10.0, kv_design=1.0)
+    assert negative.score == 0 and "a position servo pulls towards its target (kp > 0)" in negative.text()
+    assert "damping does not feed energy in" in grade("3.5", kp_design=1000.0, kv_design=-1.0).text()
+    assert "`kp_design` should be above 0" in grade("3.5", kp_design=1e9, kv_design=0.0).text()
+
+
+@pytest.mark.parametrize(("kp", "kv"), [(1, 1), (0.5, 0.5), (2, 2), (50, 5), (1e-308, 0)])
+def test_3_5_a_servo_too_weak_to_arrive_earns_nothing(kp, kv):
+    # "it overshoots by at most 2 %" was met by any servo that never gets there (1.5 points of 3 with
+    # the stability gate); (50, 5) is the arm's own servo class
+    graded = grade("3.5", kp_design=kp, kv_design=kv)
+    assert graded.score == 0, graded.text()
+    assert "it does not overshoot, but it does not settle at the target either" in graded.text()

@@ -30,6 +30,9 @@ def passed(exercise):
     return {r.requirement: r.passed for r in exercise.results}
 
 
+LAW = "at every recorded call, feedback gives KP·(TARGET − q) − KV·q̇ + KI·z, z advanced once per step"
+
+
 # -- reference answers, from first principles ---------------------------------------------
 
 def ctrl_index(model, actuator, name):
@@ -127,10 +130,23 @@ def test_a_blank_submission_earns_nothing(number):
 def test_4_1_mistakes():
     graded = grade("4.1", is_bug=True, max_total=2.0, hip_attrs='actuatorfrcrange="-4 4"')
     text = graded.text()
-    assert graded.score == 0.75, text                  # only the actuators' own outputs are right
+    # "each actuator's own output is unchanged" is met by any attribute that limits nothing: it counts
+    # only once the joint is limited as asked (it earned 0.75 here)
+    assert graded.score == 0, text
     assert "forgets the drive's gear of 3" in text and "the largest joint torque is 4 N·m" in text
     shrunk = grade("4.1", **dict(REFERENCE["4.1"], hip_attrs='actuatorfrcrange="-1 1"'))
     assert not passed(shrunk)["the joint receives at most 2.5 N·m, and the full 2.5 N·m is still available"]
+    assert shrunk.score == 1.5                         # the verdict with its number
+
+
+def test_4_1_the_verdict_alone_or_an_empty_string_earns_nothing():
+    # is_bug = False (a coin toss) and hip_attrs = "" (the hip as it is) earned 0.75 each
+    assert grade("4.1", is_bug=False).score == 0
+    graded = grade("4.1", is_bug=False, max_total=3.0, hip_attrs="")
+    assert graded.score == 0 and "it counts together with `max_total`" in graded.text()
+    assert "this counts once the joint is limited as asked" in graded.text()
+    wrong_verdict = grade("4.1", is_bug=True, max_total=4.0, hip_attrs=REFERENCE["4.1"]["hip_attrs"])
+    assert wrong_verdict.score == 2.25 and "`is_bug` is not right" in wrong_verdict.text()
 
 
 def test_4_1_attributes_cannot_smuggle_xml_into_the_model():
@@ -142,44 +158,110 @@ def test_4_1_attributes_cannot_smuggle_xml_into_the_model():
 
 
 def test_4_2_degrees_in_actrange():
-    graded = grade("4.2", actrange=(-30, 30))
-    assert graded.score < 3 and "it reached -1 … 1 rad" in graded.text()
+    graded = grade("4.2", actrange=(-30, 30))            # the degrees the chapter shows just before
+    assert graded.score == 0 and "it reached -1 … 1 rad" in graded.text()
+    assert "but so does the servo with no clamp at all" in graded.text()
+
+
+@pytest.mark.parametrize("actrange", [(0, 0), (1, 1), (1, 0), (-0.01, 0.01), (-0.3, 0.3)])
+def test_4_2_a_servo_that_cannot_move_or_has_no_clamp_earns_nothing(actrange):
+    # (0, 0) and (1, 1) are no clamp at all (the runaway servo); (-0.01, 0.01) a clamp too narrow to
+    # move: each met one of the one-sided requirements (1 point of 3)
+    graded = grade("4.2", actrange=actrange)
+    assert graded.score == 0, graded.text()
+
+
+def test_4_2_an_actrange_beyond_any_setpoint_is_refused():
+    graded = grade("4.2", actrange=(-1e4, 1e4))
+    assert graded.score == 0 and "beyond ±1000 rad it is no bound here" in graded.text()
+
+
+def offsets(model, actuator, name):
+    """Exercise 4.3's mistake: slots by their canonical position."""
+    canonical = {"pos": 0, "vel": 1, "ff": 2, "qw": 0, "qx": 1, "qy": 2, "qz": 3, "rx": 0, "ry": 1, "rz": 2}
+    return int(model.actuator_ctrladr[model.actuator(actuator).id] + canonical[name])
+
+
+SHOWN = {(3, "spin", "vel"): 1, (3, "spin", "ff"): 2, (8, "spin", "ff"): 6, (8, "gaze", "qz"): 3}
+
+
+def table(model, actuator, name):
+    """Exercise 4.3 answered from the two printed layouts."""
+    return SHOWN.get((model.nu, actuator, name), 0)
+
+
+def graded_for_seed(number, seed, monkeypatch, **namespace):
+    """Grade as labkit grade does with the probe seed ``seed``: in the kernel and in the scorer."""
+    monkeypatch.setenv("LABKIT_PROBE_SEED", str(seed))
+    return spec(number).grade(answers_of(number, namespace), seed=seed)
 
 
 def test_4_3_canonical_offsets_and_a_table_fail():
-    def offsets(model, actuator, name):          # the mistake of the exercise: slots by canonical position
-        canonical = {"pos": 0, "vel": 1, "ff": 2, "qw": 0, "qx": 1, "qy": 2, "qz": 3,
-                     "rx": 0, "ry": 1, "rz": 2}
-        return int(model.actuator_ctrladr[model.actuator(actuator).id] + canonical[name])
-
     graded = grade("4.3", ctrl_index=offsets)
     text = graded.text()
     assert graded.score < 2 and "it returned 2, which feeds spin.ff" in text, text
-    assert "not an index into data.ctrl" in text
-
-    shown = {(3, "spin", "vel"): 1, (3, "spin", "ff"): 2, (8, "spin", "ff"): 6, (8, "gaze", "qz"): 3}
-
-    def table(model, actuator, name):            # learnt from the two printed layouts
-        return shown.get((model.nu, actuator, name), 0)
+    assert not passed(graded)[next(r for r in passed(graded) if ch04.UNSEEN in r)]
 
     graded = grade("4.3", ctrl_index=table)
-    assert 0 < graded.score < 2, graded.text()
+    assert graded.score == 1, graded.text()             # the shown layouts, not the drawn one
     assert all(ok for req, ok in passed(graded).items() if "PID_XML" in req or "LAYOUT_XML" in req)
-    assert not any(ok for req, ok in passed(graded).items() if "third layout" in req)
+    assert not any(ok for req, ok in passed(graded).items() if ch04.UNSEEN in req)
 
     def broken(model, actuator, name):
         raise RuntimeError("no idea")
 
     assert "it raised RuntimeError: no idea" in grade("4.3", ctrl_index=broken).text()
     assert "should be a function" in grade("4.3", ctrl_index=3).text()
+    assert "not an index into data.ctrl (nu = 3)" in grade("4.3", ctrl_index=lambda m, a, n: 99).text()
 
 
-def test_4_4_integral_in_the_callback_fails_purity_and_agreement():
+@pytest.mark.parametrize("seed", [0, 1, 7, 12345, 2**40 + 3])
+def test_4_3_the_reference_finds_every_input_of_every_drawn_layout(seed, monkeypatch):
+    graded = graded_for_seed("4.3", seed, monkeypatch, ctrl_index=ctrl_index)
+    assert graded.passed and graded.score == 2, graded.text()
+    assert graded_for_seed("4.3", seed, monkeypatch, ctrl_index=offsets).score < 2    # always a gapped pid
+
+
+def test_4_3_the_unseen_layout_is_drawn_from_the_seed():
+    fresh = ch04.unseen_layout.__wrapped__                           # not the cached draw
+    assert fresh(0) == fresh(0) == ch04.unseen_layout(0)            # the notebook's default: reproducible
+    drawn = {ch04.unseen_layout(seed) for seed in range(20)}
+    assert len(drawn) == 20 and len({xml for xml, _ in drawn}) == 20
+    for seed in range(200):
+        xml, asked = ch04.unseen_layout(seed)
+        model = mujoco.MjModel.from_xml_string(xml)
+        assert len(set(asked)) == ch04.UNSEEN_QUERIES
+        assert len({ctrl_index(model, actuator, name) for actuator, name in asked}) == ch04.UNSEEN_QUERIES
+
+
+def test_4_3_a_record_made_for_one_seed_does_not_transfer(monkeypatch):
+    # a bare forged list of 8 numbers got 2/2; the unseen layout was a file anyone could read
+    made = answers_of("4.3", {"ctrl_index": ctrl_index})        # the notebook's default seed, 0
+    assert made["ctrl_index"]["value"]["seed"] == 0
+    assert spec("4.3").grade(made, seed=0).score == 2
+    moved = spec("4.3").grade(made, seed=1)
+    assert moved.score == 0 and "it was made for the layout of seed 0" in moved.text()
+    relabelled = copy.deepcopy(made)
+    relabelled["ctrl_index"]["value"]["seed"] = 1                # the seed forged too
+    graded = spec("4.3").grade(relabelled, seed=1)
+    assert graded.score < 2 and not passed(graded)[next(r for r in passed(graded) if ch04.UNSEEN in r)]
+    bare = spec("4.3").grade({"ctrl_index": {"value": [1, 2, 6, 3, 4, 2, 7, 5]}}, seed=0)
+    assert bare.score == 0 and "seed and indices" in bare.text()
+
+
+def test_4_3_no_constant_index_meets_a_requirement():
+    for index in range(8):
+        assert grade("4.3", ctrl_index=lambda m, a, n, i=index: i).score == 0, index
+
+
+def test_4_4_integral_in_the_callback_fails_the_law_and_agreement():
     graded = grade("4.4", make_controller=naive_controller)
     results = passed(graded)
-    assert not results["calling feedback twice on the same state gives the same control"]
+    assert not results[LAW]
     assert not results["RK4 and Euler trajectories agree to within 0.05 rad"]
+    assert results["the integral term holds the target against the load"]      # Euler calls it once a step
     assert "feedback updates state of its own" in graded.text()
+    assert graded.score == 1                            # it was 1.5 of 3 (with "no callback is left")
     assert mujoco.get_mjcb_control() is None
 
 
@@ -190,6 +272,101 @@ def test_4_4_a_proportional_controller_does_not_hold_the_target():
     graded = grade("4.4", make_controller=p_only)
     assert not passed(graded)["the integral term holds the target against the load"]
     assert "after 3 s the angle is" in graded.text()
+    assert graded.score == 0
+
+
+def test_4_4_a_stiff_or_idle_controller_earns_nothing():
+    # an idle controller agrees under both integrators, a stiff one also holds the target: the
+    # trajectory checks count only for runs that follow the exercise's law
+    def stiff():
+        return (lambda m, d: None), lambda m, d: d.ctrl.__setitem__(0, 100 * (ch04.TARGET - d.qpos[0])
+                                                                   - 1.0 * d.qvel[0])
+
+    graded = grade("4.4", make_controller=stiff)
+    assert graded.score == 0 and "it holds the target, but the runs follow another law" in graded.text()
+    idle = grade("4.4", make_controller=lambda: ((lambda m, d: None), (lambda m, d: None)))
+    assert idle.score == 0, idle.text()
+
+
+def test_4_4_the_integral_advanced_one_step_late_is_another_law():
+    def late():
+        state = {"z": 0.0, "error": 0.0}
+
+        def tick(model, data):
+            state["z"] += model.opt.timestep * state["error"]
+            state["error"] = ch04.TARGET - data.qpos[0]
+
+        def feedback(model, data):
+            data.ctrl[0] = (ch04.KP * (ch04.TARGET - data.qpos[0]) - ch04.KV * data.qvel[0]
+                            + ch04.KI * state["z"])
+        return tick, feedback
+
+    graded = grade("4.4", make_controller=late)
+    assert not passed(graded)[LAW] and "feedback call 0 (step 0) left ctrl[0] = 5 N·m" in graded.text()
+
+
+def test_4_4_the_law_is_recomputed_from_the_states_in_the_record():
+    data = answers_of("4.4", {"make_controller": make_controller})
+    for integrator, calls in ch04.CALLS_PER_STEP.items():
+        run = data["make_controller"]["value"]["runs"][integrator]
+        rows = ch04._unpack(run["feedback"], 3, calls * 1500)
+        law = ch04.pi_law(rows, calls, 0.002)
+        assert np.abs(rows[:, 2] - law).max() < 1e-12          # the reference: to round-off
+
+
+def _record(controller):
+    return copy.deepcopy(answers_of("4.4", {"make_controller": controller})["make_controller"]["value"])
+
+
+def test_4_4_claims_in_a_forged_record_earn_nothing():
+    # purity and callback_left were taken from the record as given: with them forged, the naive
+    # controller went from 1.5 to 3 points
+    honest = spec("4.4").grade({"make_controller": {"value": _record(naive_controller)}}).score
+    forged = dict(_record(naive_controller), purity=[1.0, 1.0], callback_left=False)
+    graded = spec("4.4").grade({"make_controller": {"value": forged}})
+    assert graded.score <= honest and graded.score == 0 and "and nothing else" in graded.text()
+
+
+def test_4_4_runs_of_two_controllers_do_not_make_one():
+    def doubled():                                       # a PI with twice the integral gain
+        state = {"z": 0.0}
+
+        def tick(model, data):
+            state["z"] += 2 * model.opt.timestep * (ch04.TARGET - data.qpos[0])
+
+        def feedback(model, data):
+            error = ch04.TARGET - data.qpos[0]
+            data.ctrl[0] = ch04.KP * error - ch04.KV * data.qvel[0] + ch04.KI * state["z"]
+        return tick, feedback
+
+    right, other, naive = _record(make_controller), _record(doubled), _record(naive_controller)
+    for euler, rk4 in ((right, other), (other, right), (right, naive)):
+        mixed = {"runs": {"EULER": euler["runs"]["EULER"], "RK4": rk4["runs"]["RK4"]}}
+        graded = spec("4.4").grade({"make_controller": {"value": mixed}})
+        assert graded.score <= 1 and not passed(graded)[LAW], graded.text()
+    # the naive controller's Euler run is the right controller's, bit for bit (one call per step):
+    # with the right RK4 run it is the right record, and it passes
+    same = {"runs": {"EULER": naive["runs"]["EULER"], "RK4": right["runs"]["RK4"]}}
+    assert spec("4.4").grade({"make_controller": {"value": same}}).score == 3
+
+
+def test_run_pi_leaves_no_callback_installed():
+    # this was a requirement of 4.4, but it tests labkit's run_pi (its finally clause), not the learner
+    tick, feedback = make_controller()
+    ch04.run_pi("RK4", tick, feedback, seconds=0.01)
+    assert mujoco.get_mjcb_control() is None
+
+    def failing(model, data):
+        raise RuntimeError("feedback fails")
+
+    with pytest.raises(RuntimeError):
+        ch04.run_pi("EULER", lambda m, d: None, failing, seconds=0.01)
+    assert mujoco.get_mjcb_control() is None
+    with pytest.raises(RuntimeError):
+        ch04.run_pi("EULER", lambda m, d: failing(m, d), feedback, seconds=0.01)
+    assert mujoco.get_mjcb_control() is None
+    answers_of("4.4", {"make_controller": naive_controller})   # the probe, too
+    assert mujoco.get_mjcb_control() is None
 
 
 def test_4_4_record_is_compact():
@@ -240,16 +417,25 @@ def _remove(row):
     _edit_rows("EULER", _nudge(1499, 1, 1e-6)),
     _edit_rows("RK4", _remove(3001)),                  # one call removed (and its count fixed)
     _edit_rows("EULER", lambda rows, run: rows[:-1]),  # one call removed (count left alone)
-    lambda record: record["runs"].pop("RK4"),
     lambda record: record["runs"]["EULER"].update(feedback="not base64!"),
-    lambda record: record.update(runs=[]),
-], ids=["rk4-ctrl", "euler-ctrl", "rk4-qpos", "euler-qvel", "rk4-removed", "euler-removed", "no-rk4",
-        "garbage", "no-runs"])
+], ids=["rk4-ctrl", "euler-ctrl", "rk4-qpos", "euler-qvel", "rk4-removed", "euler-removed", "garbage"])
 def test_4_4_a_tampered_record_earns_nothing(change):
     graded = _tampered(change)
     assert graded.score == 0, graded.text()
     assert "cannot be verified" in graded.text()
     assert mujoco.get_mjcb_control() is None
+
+
+@pytest.mark.parametrize("change", [
+    lambda record: record["runs"].pop("RK4"),
+    lambda record: record.update(runs=[]),
+    lambda record: record["runs"]["RK4"].update(per_step=[True] * 1500),
+    lambda record: record["runs"]["EULER"].update(extra=1),
+], ids=["no-rk4", "no-runs", "booleans", "extra-field"])
+def test_4_4_a_record_of_another_shape_is_refused_before_checking(change):
+    graded = _tampered(change)
+    assert graded.score == 0 and "run" in graded.text(), graded.text()
+    assert "cannot be verified" not in graded.text()          # refused by the record's validator
 
 
 def test_4_4_a_record_from_an_other_plant_fails_the_replay():
@@ -284,6 +470,31 @@ def test_5_1_mistakes():
     assert not passed(deep)["the block rests at most 20 µm deep"] and "µm deep" in deep.text()
 
 
+def test_5_1_mujocos_defaults_earn_nothing():
+    # the defaults are not clamped, rest, and do not bounce: 2.4 points of 3 for writing nothing
+    graded = grade("5.1", block_solref=(0.02, 1), block_solimp=(0.9, 0.95, 0.001, 0.5, 2))
+    assert graded.score == 0 and "✘ the block rests at most 20 µm deep" in graded.text()
+    assert "it does not bounce, but it rests too deep" in graded.text()
+    soft = grade("5.1", block_solref=(1, 1), block_solimp=(0.9, 0.95, 0.001, 0.5, 2))
+    assert soft.score == 0
+
+
+def test_5_1_a_solref_mixing_signs_is_not_what_mujoco_uses():
+    graded = grade("5.1", block_solref=(0.004, -1), block_solimp=(0.95, 0.99, 0.001, 0.5, 2))
+    assert graded.score == 0 and "replaced by the default (0.02, 1)" in graded.text()
+
+
+@pytest.mark.parametrize(("number", "answers", "message"), [
+    ("5.1", dict(block_solref=(5.0, 1), block_solimp=(0.95, 0.99, 0.001, 0.5, 2)), "at most 1 s"),
+    ("5.1", dict(block_solref=(0.004, 1), block_solimp=(0.95, 0.99, 5.0, 0.5, 2)), "far below 1 m"),
+    ("5.3", dict(solref_critical=(0.03, 1e4), solref_bouncy=(0.03, 0.4)), "a dampratio of at most 100"),
+    ("5.4", dict(limit_solref=(-1e300, -1)), "stiffness of at most 1e7"),
+])
+def test_5_x_a_solref_or_solimp_outside_its_range_is_refused(number, answers, message):
+    graded = grade(number, **answers)
+    assert graded.score == 0 and message in graded.text(), graded.text()
+
+
 def test_5_2_one_contact_instead_of_four():
     sphere = labkit.solver.rest_penetration((0.01, 1), (0.95, 0.99, 0.002, 0.5, 2), timestep=0.001)
     graded = grade("5.2", block_depth=sphere)
@@ -309,6 +520,14 @@ def test_5_3_swapped_damping_ratios_and_the_chapters_values():
     assert not passed(direct)["`solref_critical` uses the positive (timeconst, dampratio) format"]
 
 
+@pytest.mark.parametrize("solref", [(1, 1), (0.02, 1), (1e-3, 5)])
+def test_5_3_one_solref_for_both_earns_nothing(solref):
+    # (1, 1) for both met "overshoots at most 1 %" (an overdamped crawl) and the two format checks:
+    # 1.29 points of 3; a stiff, overdamped contact met the reach time as well
+    graded = grade("5.3", solref_critical=solref, solref_bouncy=solref)
+    assert graded.score == 0, graded.text()
+
+
 def test_5_4_gravity_instead_of_the_motor_and_a_swinging_arm():
     wrong = grade("5.4", limit_solref=(np.sqrt(0.05 / ((1 - 0.95) * G)), 1.0))
     assert wrong.score == 0 and "it rests 0.32" in wrong.text()
@@ -318,8 +537,16 @@ def test_5_4_gravity_instead_of_the_motor_and_a_swinging_arm():
 
 
 def test_6_1_default_masks_collide_everything():
+    # each half of the table pairs "contact" with "no contact": colliding everything (the default masks)
+    # or nothing met the three one-sided halves of the table and earned 1.5 of 3
     graded = grade("6.1", masks={"left": (1, 1), "right": (1, 1), "cube": (1, 1)})
-    assert graded.score == 1.5 and "MuJoCo generates it" in graded.text()
+    assert graded.score == 0 and "left–right: MuJoCo generates it" in graded.text()
+    nothing = grade("6.1", masks={"left": (0, 0), "right": (0, 0), "cube": (0, 0)})
+    assert nothing.score == 0 and "cube–floor: MuJoCo does not generate it" in nothing.text()
+    idle_pads = grade("6.1", masks={"left": (0, 0), "right": (0, 0), "cube": (1, 1)})   # pads touch nothing
+    assert idle_pads.score == 0 and "this counts once the pads grip the cube" in idle_pads.text()
+    off_the_floor = grade("6.1", masks={"left": (2, 0), "right": (2, 0), "cube": (2, 2)})
+    assert off_the_floor.score == 1.5 and "cube–floor: MuJoCo does not generate it" in off_the_floor.text()
     missing = grade("6.1", masks={"left": (2, 0), "cube": (1, 3)})
     assert missing.score == 0 and "`masks` has no entry 'right'" in missing.text()
     negative = grade("6.1", masks={"left": (2, -1), "right": (2, 0), "cube": (1, 3)})
@@ -342,8 +569,13 @@ def test_6_3_the_threshold_and_the_distance_formula_miss_the_speed():
     in_one_second = (np.sin(_THETA) - 2 * 0.3 / G) / np.cos(_THETA)    # ½·a·t² = 0.3 m with t = 1 s
     graded = grade("6.3", mu_chute=in_one_second)
     assert passed(graded)["the part slides down the 30° chute"]
-    assert graded.score == 1.5 and "it passes 0.3 m at 0.59" in graded.text()
-    assert grade("6.3", mu_chute=-0.1).score == 0
+    # sliding is a gate: μ = 0 and μ = 0.5 slide too (they earned 1.5 of 3)
+    assert graded.score == 0 and "it passes 0.3 m at 0.59" in graded.text()
+    for mu in (0, 0.5, 1e-308):
+        assert grade("6.3", mu_chute=mu).score == 0
+    for mu in (-0.1, 1e300):                       # refused before anything is simulated
+        refused = grade("6.3", mu_chute=mu)
+        assert refused.score == 0 and "a friction coefficient is not negative" in refused.text()
 
 
 def test_5_1_a_clamped_impedance_is_not_the_value_mujoco_uses():

@@ -92,7 +92,19 @@ def test_servo_timestep_just_past_the_limit_fails():
 
 def test_servo_timestep_must_be_positive():
     graded = grade("10.1", servo_timestep=-0.01)
-    assert graded.score == 0 and not graded.passed
+    assert graded.score == 0 and not graded.passed and "should be above 0 s" in graded.text()
+
+
+@pytest.mark.parametrize(("answer", "says"), [
+    (1e-308, "too cautious"),             # stable: it scored 1.33 of 2 ("positive", "stays bounded")
+    (0.5, "diverges"),                    # positive: it scored 1 of 2
+    (0.002, "too cautious"),              # the model's own step
+    (1.0, "below 1 s"),
+    (1e308, "below 1 s"),
+])
+def test_servo_timesteps_without_the_limit_earn_nothing(answer, says):
+    graded = grade("10.1", servo_timestep=answer)
+    assert graded.score == 0 and says in graded.text()
 
 
 # -- Exercise 10.2: armature for the finger -----------------------------------------------------
@@ -116,7 +128,20 @@ def test_too_little_armature_still_diverges():
 
 def test_negative_armature_is_refused():
     graded = grade("10.2", finger_armature=-1e-7)
-    assert graded.score == 0 and "cannot remove" in " ".join(r.hint for r in graded.results)
+    assert graded.score == 0 and "cannot remove" in graded.text()
+
+
+@pytest.mark.parametrize(("answer", "says"), [
+    (0, "still diverges"),                # "not negative" alone scored 1 of 2
+    (1e-308, "still diverges"),
+    (1e-4, "works, but so does"),         # stable: "not negative" and "stays bounded" scored 1.33 of 2
+    (1e-3, "works, but so does"),
+    (1.0, "at most 0.001 kg·m²"),
+    (1e308, "at most 0.001 kg·m²"),
+])
+def test_armatures_without_the_least_earn_nothing(answer, says):
+    graded = grade("10.2", finger_armature=answer)
+    assert graded.score == 0 and says in graded.text()
 
 
 # -- Exercise 10.3: the arm in centimetres and grams --------------------------------------------
@@ -135,6 +160,22 @@ def test_cgs_mistakes_are_named(name, wrong, says):
     graded = grade("10.3", **{**REFERENCE["10.3"], name: wrong})
     assert not graded.passed
     assert says in messages(graded)
+
+
+@pytest.mark.parametrize("guess", [1, 0.5, 2])
+def test_a_guess_earns_nothing_even_where_it_is_right(guess):
+    # 1 g/cm³ is the right density: with all four numbers 1, the masses scored 1.2 of 3
+    graded = grade("10.3", **dict.fromkeys(REFERENCE["10.3"], guess))
+    assert graded.score == 0
+    if guess == 1:
+        assert "the masses are right, but they count only once the cube falls as in SI" in messages(graded)
+
+
+def test_cgs_numbers_out_of_range_are_refused():
+    for name, wrong, says in (("cgs_gravity", -981, "magnitude is positive"), ("cgs_density", 0, "above 0"),
+                              ("cgs_damping", 1e300, "barely moves"), ("cgs_width", 1e3, "whole scene")):
+        graded = grade("10.3", **{**REFERENCE["10.3"], name: wrong})
+        assert graded.score == 0 and says in graded.text(), name
 
 
 def test_cgs_width_only_changes_the_landing():

@@ -2,8 +2,9 @@
 
 The zip is unpacked into a temporary ``autograder/`` laid out as Gradescope lays it out
 (``source/``, ``submission/``, ``results/``) and its own copy of labkit grades a correct,
-a blank and a forged submission.  (``scripts/gradescope_e2e.sh`` runs the whole thing,
-``setup.sh`` included, in a bare Debian root.)
+a blank and a forged submission, and uploads of several notebooks: only one is ever
+graded.  (``scripts/gradescope_e2e.sh`` runs the whole thing, ``setup.sh`` included, in a
+bare Debian root.)
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ def autograder(tmp_path_factory):
     return root, names, modes
 
 
-def grade(root: Path, notebook: nbformat.NotebookNode | str | None, name: str = START.name) -> dict:
+def grade(root: Path, notebook: nbformat.NotebookNode | str | None, name: str = START.name,
+          more: dict[str, nbformat.NotebookNode] | None = None) -> dict:
+    """Run the autograder on an upload of ``notebook`` as ``name`` (and ``more``: other files
+    of the upload by relative path); its results.json."""
     submission = root / "submission"
     shutil.rmtree(submission, ignore_errors=True)
     shutil.rmtree(root / "results", ignore_errors=True)
@@ -47,6 +51,9 @@ def grade(root: Path, notebook: nbformat.NotebookNode | str | None, name: str = 
         (submission / name).write_text(notebook)
     elif notebook is not None:
         nbformat.write(notebook, submission / name)
+    for relative, nb in (more or {}).items():
+        (submission / relative).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, submission / relative)
     env = {**os.environ, "LABKIT_AUTOGRADER_ROOT": str(root), "PYTHONPATH": str(root / "source")}
     env.pop("LABKIT_MODELS", None)
     done = subprocess.run([sys.executable, "-m", "labkit.classroom.gradescope", "run"], cwd=root / "source",
@@ -93,3 +100,24 @@ def test_an_empty_or_broken_upload_still_gets_a_results_file(autograder):
     assert empty["score"] == 0 and "No notebook" in empty["output"]
     broken = grade(root, "{not json")
     assert broken["score"] == 0 and "not valid JSON" in broken["output"]
+
+
+def test_an_upload_of_several_copies_is_graded_once(autograder):
+    """Three copies of an honest notebook: the one named like the chapter is graded, 5/5, not 15."""
+    root, _, _ = autograder
+    honest = nbformat.read(START, as_version=4)
+    result = grade(root, honest, more={"copy.ipynb": honest, "old/copy (2).ipynb": honest})
+    assert result["score"] == 5 and len([t for t in result["tests"] if "max_score" in t]) == 3
+    assert "Also uploaded, not graded: copy.ipynb, copy (2).ipynb" in result["output"]
+
+
+def test_an_ambiguous_upload_is_refused_and_scores_zero(autograder):
+    root, _, _ = autograder
+    honest = nbformat.read(START, as_version=4)
+    unnamed = grade(root, honest, name="mine.ipynb", more={"copy.ipynb": honest, "copy2.ipynb": honest})
+    assert (unnamed["score"], unnamed["tests"]) == (0, [])
+    assert "3 notebooks (copy.ipynb, copy2.ipynb, mine.ipynb) and none is named like" in unnamed["output"]
+    assert f"{START.stem}.ipynb" in unnamed["output"] and "Nothing was graded" in unnamed["output"]
+    twice = grade(root, honest, more={f"alice_{START.name}": honest})
+    assert (twice["score"], twice["tests"]) == (0, [])
+    assert f"2 notebooks named like {START.stem}.ipynb" in twice["output"]

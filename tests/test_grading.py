@@ -61,11 +61,43 @@ def test_submission_names_and_chapters(tmp_path):
     assert found["dave"].chapter == 0 and not found["dave"].problem, "chapter read from the exercise ids"
     assert found["erin"].chapter is None and "pass --chapter" in found["erin"].problem
     assert {s.chapter for s in grading.find_submissions([tmp_path], chapter=0)} == {0}
-    (tmp_path / "x").mkdir()
-    (tmp_path / "x" / f"{chapter}.ipynb").write_text(nb)
-    (tmp_path / "x" / f"x_{chapter}.ipynb").write_text(nb)
-    with pytest.raises(ValueError, match="two submissions"):
-        grading.find_submissions([tmp_path / "x"])
+    assert grading.find_submissions([tmp_path / "alice" / f"{chapter}.ipynb"])[0].student == "alice", (
+        "a file named on the command line belongs to its folder"
+    )
+
+
+def test_a_student_is_the_top_level_entry_and_a_conflict_is_only_that_students(tmp_path):
+    """mallory/bob/… is mallory's; two notebooks of one chapter for one student are a conflict
+    for that student alone; links are not followed; walking a folder is bounded."""
+    chapter = START.stem
+    nb = json.dumps({"cells": []})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / f"{chapter}.ipynb").write_text(nb)
+    subs = tmp_path / "subs"
+    for relative in (f"bob/{chapter}.ipynb", f"mallory/bob/{chapter}.ipynb", f"carol/{chapter}.ipynb",
+                     f"carol/old/carol_{chapter}.ipynb", f"dave/{'/'.join('d' * 12)}/{chapter}.ipynb"):
+        (subs / relative).parent.mkdir(parents=True, exist_ok=True)
+        (subs / relative).write_text(nb)
+    (subs / "eve").symlink_to(outside)
+    (subs / "bob" / "linked.ipynb").symlink_to(outside / f"{chapter}.ipynb")
+    found = {s.student: s for s in grading.find_submissions([subs])}
+    assert set(found) == {"bob", "mallory", "carol"}, "no link followed; dave's notebook is past MAX_DEPTH"
+    assert found["bob"].path == subs / "bob" / f"{chapter}.ipynb" and not found["bob"].others
+    assert found["mallory"].path == subs / "mallory" / "bob" / f"{chapter}.ipynb"
+    assert [p.name for p in found["carol"].others] == [f"carol_{chapter}.ipynb"], "a conflict, not an abort"
+
+
+def test_walking_a_student_folder_stops_at_its_bound(tmp_path, monkeypatch):
+    monkeypatch.setattr(grading, "MAX_ENTRIES", 50)
+    folder = tmp_path / "subs" / "zed"
+    (folder / "deeper").mkdir(parents=True)
+    for i in range(100):
+        (folder / f"n{i:03d}.ipynb").write_text("{}")
+        (folder / "deeper" / f"m{i:03d}.ipynb").write_text("{}")
+    found = grading.find_submissions([tmp_path / "subs"])
+    assert 0 < len(found) <= 50 and {s.student for s in found} == {"zed"}
+    assert all("only the first 50 files and folders of zed/" in s.notes[0] for s in found)
 
 
 def test_prepare_collects_answers_where_feedback_stood_or_after_the_answer_cell():
@@ -99,30 +131,24 @@ def test_prepare_collects_answers_where_feedback_stood_or_after_the_answer_cell(
 
 
 # -- the sandbox ----------------------------------------------------------------------------------
-def in_sandbox(tmp_path: Path, probe: str, limits: sandbox.Limits | None = None
-               ) -> tuple[dict[str, str], Path]:
-    """Run Python code in a sandbox whose folder is tmp_path/work; its printed "key value"
-    lines as a dict, and the folder."""
+def in_sandbox(tmp_path: Path, probe: str, limits: sandbox.Limits | None = None) -> dict[str, str]:
+    """Run Python code in a sandbox; its printed "key value" lines as a dict."""
     import subprocess
     import sys
 
-    work = tmp_path / "work"
-    work.mkdir()
-    sandbox.prepare_work(work)
-    argv, stage = sandbox.command([sys.executable, "-c", probe], work=work, env={"PATH": "/usr/bin:/bin"})
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
-                              preexec_fn=sandbox.preexec(limits or sandbox.Limits()))
-    finally:
-        if stage:
-            shutil.rmtree(stage)
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "probe.py").write_text(probe)
+    with sandbox.Sandbox(limits or sandbox.Limits(), inputs=inputs, env={"PATH": "/usr/bin:/bin"}) as box:
+        argv = box.command([sys.executable, str(sandbox.INPUT / "probe.py")])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, preexec_fn=box.preexec)
     assert done.returncode == 0, done.stderr
-    return dict(line.split(" ", 1) for line in done.stdout.splitlines()), work
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines())
 
 
 def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
     sandbox.check()
-    lines, work = in_sandbox(tmp_path, (
+    lines = in_sandbox(tmp_path, (
         "import os, socket, pathlib\n"
         f"print('course', os.path.exists({str(START.parent)!r}))\n"
         f"print('repo', os.path.exists({str(START.parents[1] / '.git')!r}))\n"
@@ -131,14 +157,19 @@ def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
         "try:\n    s.connect(('127.0.0.1', 9)); print('net', 'open')\n"
         "except OSError as e:\n    print('net', type(e).__name__)\n"
         "pathlib.Path('mine.txt').write_text('kept in the private folder')\n"
-        "try:\n    open('/usr/lib/x', 'w')\nexcept OSError as e:\n    print('usr', e.errno)\n"))
-    assert (lines["course"], lines["repo"], lines["usr"]) == ("False", "False", "30")
+        "print('mine', pathlib.Path('mine.txt').read_text().replace(' ', '_'))\n"
+        "for where in ('/usr/lib/x', '/x', '/dev/x', '/grading/x'):\n"
+        "    try:\n        open(where, 'w')\n    except OSError as e:\n        print(where, e.errno)\n"))
+    assert (lines["course"], lines["repo"], lines["/usr/lib/x"]) == ("False", "False", "30")
     assert lines["uid"] != "root" and lines["net"] != "open"
-    assert (work / "mine.txt").read_text() == "kept in the private folder"
+    assert lines["mine"] == "kept_in_the_private_folder"
+    assert [lines[w] for w in ("/x", "/dev/x", "/grading/x")] == ["30"] * 3, (
+        "its own tree and its inputs are read-only"
+    )
 
 
 def test_the_sandbox_limits_memory_processes_and_file_size(tmp_path):
-    lines, _ = in_sandbox(tmp_path, (
+    lines = in_sandbox(tmp_path, (
         "import resource\n"
         "limits = (resource.RLIMIT_AS, resource.RLIMIT_NPROC, resource.RLIMIT_FSIZE)\n"
         "print('limits', *(resource.getrlimit(k)[0] for k in limits))\n"

@@ -21,6 +21,7 @@ from labkit.exercises import chapter_specs, core
 COURSE = course_notebooks()
 START = next(p for p in COURSE if p.stem.startswith("00_"))
 MARKER = re.compile(r"^\s*#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$")
+NBGRADER_ID = re.compile(r"^[a-zA-Z0-9_\-]*$")  # nbgrader 0.9's schema (nbgraderformat/v3.json)
 
 
 def sha(path: Path) -> str:
@@ -195,16 +196,19 @@ def test_regions_hidden_tests_outputs_metadata_and_attachments():
     assert cells[0].source.endswith("(set secret_value)\")\nprint('done')")
     assert cells[0].outputs == [] and cells[0].execution_count is None
     assert dict(cells[0].metadata) == {"tags": ["keep-me"], "nbgrader": {
-        "grade": False, "solution": True, "locked": False, "grade_id": "answer-97.1", "schema_version": 3}}
+        "grade": False, "solution": True, "locked": False, "grade_id": "answer-97_1", "schema_version": 3}}
+    assert cells[1].metadata["nbgrader"]["grade_id"] == "answer-97_1-2", "nbgrader refuses duplicate ids"
     assert cells[2].metadata["nbgrader"] == {"grade": True, "solution": False, "locked": True,
-                                            "grade_id": "feedback-97.1", "points": 2.0, "schema_version": 3}
+                                            "grade_id": "feedback-97_1", "points": 2.0, "schema_version": 3}
     assert cells[1].source.startswith('def double(q):\n    raise NotImplementedError("Exercise 97.1 · ')
     compile(cells[1].source, "stub", "exec")
     assert "HIDDEN" not in cells[2].source and "hidden check" not in cells[2].source
     assert cells[2].source.rstrip() == 'labkit.exercise("97.1")'
     assert cells[3].source == "Why?\nYOUR ANSWER HERE" and "attachments" not in cells[3]
     assert cells[4].source.startswith("raise NotImplementedError(\"Exercise 97.2 · Doubling")
-    assert "tags" not in cells[4].metadata and cells[4].metadata["nbgrader"]["grade_id"] == "answer-97.2"
+    assert "tags" not in cells[4].metadata and cells[4].metadata["nbgrader"]["grade_id"] == "answer-97_2"
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in cells if "nbgrader" in c.metadata]
+    assert all(NBGRADER_ID.match(i) for i in ids) and len(set(ids)) == len(ids), ids
     assert set(made.notebook.metadata) == {"kernelspec"}
     assert (made.stubs, made.hidden, made.outputs_cleared, made.attachments_removed) == (4, 2, 1, 1)
     assert made.exercises == ["97.1", "97.1", "97.2", "97.2"]
@@ -247,3 +251,111 @@ def test_solution_lines_the_notebook_shows_anyway_are_reported_not_refused():
     made = student.student_notebook(nb)
     assert made.public_lines == ['"<freejoint/>",']
     assert "0.123" not in json.dumps(made.notebook)
+
+
+# -- nbgrader: grade ids, partial credit, the kernel -------------------------------------------------
+@pytest.mark.parametrize("kind, number, part, made", [
+    ("answer", "0.1", 1, "answer-0_1"), ("feedback", "10.12", 1, "feedback-10_12"),
+    ("answer", "3.2", 2, "answer-3_2-2")])
+def test_grade_ids_are_valid_for_nbgrader_and_read_back(kind, number, part, made):
+    assert student.grade_id(kind, number, part) == made and NBGRADER_ID.match(made)
+    assert student.parse_grade_id(made) == (kind, number)
+    assert student.parse_grade_id(made.replace("_", ".", 1)) == (kind, number), "old ids are still read"
+
+
+@pytest.mark.parametrize("value", ["", "answer", "answer-3", "cell-1234abcd", "answers-3_2", "feedback-3_2x",
+                                   "answer-3.2.1", " answer-3_2"])
+def test_other_grade_ids_are_not_exercises(value):
+    assert student.parse_grade_id(value) is None
+
+
+@pytest.mark.parametrize("kind, number, part", [("hint", "1.1", 1), ("answer", "1", 1), ("answer", "a.b", 1),
+                                                ("answer", "1.1", 0)])
+def test_grade_id_refuses_what_it_cannot_make(kind, number, part):
+    with pytest.raises(ValueError):
+        student.grade_id(kind, number, part)
+
+
+def test_labkit_grade_finds_answer_cells_by_new_and_old_grade_ids():
+    from labkit.classroom import grading
+
+    def answer(source, ident):
+        return code(source, metadata={"nbgrader": {"grade_id": ident}})
+
+    nb = notebook(answer("tip_height = 1", "answer-0_1"), answer("long_period = 2", "answer-0.2"),
+                  answer("damping = 0.5", "answer-0_3-2"), code("x = 1"))
+    collect, notes = grading.prepare(nb, chapter_specs(0))
+    sources = [c.source for c in nb.cells]
+    assert [s.split("collect(")[-1] for s in sources[1:6:2]] == ['"0.1")', '"0.2")', '"0.3")']
+    assert collect == [1, 3, 5, 7]
+    assert sum("is missing; its answers were read right after its answer cell" in n for n in notes) == 3
+
+
+@pytest.fixture
+def graded_exercise():
+    """Exercise 97.3: 3 points, `speed` close to 2 and positive, and a hidden requirement
+    that fails; its checker also writes to stderr three ways."""
+    import os
+    import sys
+    import warnings
+
+    def check(ex):
+        ex.close("speed", 2.0, tol=1e-9)
+        ex.require(ex.has("speed") and ex.value("speed") > 0, "speed is positive")
+        if ex.hidden:
+            ex.require(False, "a hidden test", hidden=True)
+        warnings.warn("a warning inside the checker", RuntimeWarning, stacklevel=1)
+        print("printed to sys.stderr", file=sys.stderr)
+        os.write(2, b"written to file descriptor 2\n")
+
+    core.checker("97.3", "Partial credit", points=3, answers={"speed": kinds.NUMBER})(check)
+    yield
+    del core._REGISTRY["97.3"]
+
+
+def feedback_cell(speed):
+    """Run `result = exercise("97.3")` as a notebook cell would (its globals hold the answer)."""
+    from labkit.exercises import exercise
+
+    namespace = {"exercise": exercise, "speed": speed}
+    exec('result = exercise("97.3")', namespace)
+    return namespace["result"]
+
+
+@pytest.mark.parametrize("mode, speed, score", [
+    ("autograde", 1.0, 1.0), ("autograde", 2.0, 2.0),   # the hidden requirement counts, as in labkit grade
+    ("validate", 1.0, 1.5), ("validate", 2.0, 3.0)])    # what the learner's feedback cell checks
+def test_under_nbgrader_the_feedback_cell_returns_its_score_and_writes_nothing_to_stderr(
+        graded_exercise, monkeypatch, capfd, mode, speed, score):
+    monkeypatch.setenv("NBGRADER_EXECUTION", mode)
+    assert feedback_cell(speed) == score
+    out, err = capfd.readouterr()
+    assert err == "", "nbgrader scores a grade cell with any stderr output 0"
+    assert out.startswith(f"{'✔' if score == 3 else '✘'} Exercise 97.3 · Partial credit: {score:g}/3 points")
+    for written in ("a warning inside the checker", "printed to sys.stderr", "written to file descriptor 2"):
+        assert written in out
+
+
+@pytest.mark.filterwarnings("ignore:a warning inside the checker")
+def test_elsewhere_the_feedback_cell_raises_and_returns_nothing_as_before(graded_exercise, monkeypatch,
+                                                                          capfd):
+    from labkit.exercises import ExerciseFailed
+
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert feedback_cell(2.0) is None
+    with pytest.raises(ExerciseFailed, match=re.escape("1.5/3 points")):
+        feedback_cell(1.0)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "something-else")
+    with pytest.raises(ExerciseFailed):
+        feedback_cell(1.0)
+    assert "written to file descriptor 2" in capfd.readouterr().err, "outside nbgrader stderr is untouched"
+
+
+def test_a_missing_kernel_is_named_with_the_command_that_registers_it():
+    assert student.kernel_problem([notebook()]) is None, "python3 is registered in every environment"
+    nb = notebook()
+    nb.metadata["kernelspec"].update(name="no-such-kernel-here", display_name="No Such Kernel")
+    problem = student.kernel_problem([nb, notebook()])
+    assert "no-such-kernel-here" in problem and "No such kernel" in problem
+    assert "-m ipykernel install --sys-prefix --name no-such-kernel-here --display-name 'No Such Kernel'" \
+        in problem

@@ -7,9 +7,13 @@ The zip holds, at its root, Gradescope's two scripts and the course package:
   ``python3.11`` comes from Ubuntu's universe archive, or else from the deadsnakes PPA,
   Ubuntu's documented source of newer Pythons), then a virtual environment with labkit
   and its pinned dependencies, installed from the zip;
-- ``run_autograder`` (run per submission): grades ``/autograder/submission/*.ipynb`` in the
-  sandbox with :func:`labkit.classroom.grading.grade_one` and always writes
-  ``/autograder/results/results.json``;
+- ``run_autograder`` (run per submission): grades one notebook of ``/autograder/submission``
+  per chapter of the assignment in the sandbox with :func:`labkit.classroom.grading.grade_one`
+  and always writes ``/autograder/results/results.json``.  The notebook graded is the one
+  named like the chapter (``05_solver_parameters.ipynb``, ``alice_05_...``), or the upload's
+  only notebook; an upload with several notebooks of which none, or more than one, is named
+  like the chapter is refused (score 0, a top-level ``output`` saying what to upload): copies
+  of one notebook are never summed;
 - ``pyproject.toml``, ``README.md``, ``LICENSE``, ``labkit/`` and ``models/``: the
   package.  No chapter notebook is shipped: the checkers in ``labkit.exercises`` are the
   whole grading key, so there are no solutions in the image to find.
@@ -163,6 +167,68 @@ def _write(result: dict[str, Any], root: Path) -> None:
     (root / "results" / "results.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
 
 
+def _refusal(text: str) -> dict[str, Any]:
+    return {"score": 0, "output": text, "tests": []}
+
+
+def _choose(
+    notebooks: list[Path], chapters: list[int], names: dict[str, str]
+) -> tuple[dict[int | None, Path], str]:
+    """The notebook to grade for each chapter of the assignment (None: the upload's only
+    notebook, named like no chapter of it), and a note on the other uploaded notebooks; or
+    ``({}, why)`` when the upload is ambiguous."""
+    from . import grading
+
+    def named(path: Path, chapter: int) -> bool:
+        return grading.named_like(path, chapter) is not None
+
+    expected = ", ".join(f"{names.get(str(c), f'chapter {c:02d}')}.ipynb" for c in chapters)
+    listed = ", ".join(p.name for p in notebooks)
+    chosen: dict[int | None, Path] = {}
+    for chapter in chapters:
+        candidates = [p for p in notebooks if named(p, chapter)]
+        if len(candidates) > 1:
+            return {}, (
+                f"Your upload has {len(candidates)} notebooks named like "
+                f"{names.get(str(chapter), chapter)}.ipynb ({', '.join(p.name for p in candidates)}), so "
+                "the autograder cannot tell which one to grade: upload exactly one notebook of the "
+                "chapter. Nothing was graded."
+            )
+        if candidates:
+            chosen[chapter] = candidates[0]
+    if not chosen:
+        if len(notebooks) > 1:
+            return {}, (
+                f"Your upload has {len(notebooks)} notebooks ({listed}) and none is named like this "
+                f"assignment's chapter ({expected}), so the autograder cannot tell which one to grade: "
+                "upload only the chapter's notebook, or name the one to grade like the chapter. "
+                "Nothing was graded."
+            )
+        return {None: notebooks[0]}, ""
+    ignored = [p.name for p in notebooks if p not in chosen.values()]
+    return chosen, (
+        f"Also uploaded, not graded: {', '.join(ignored)} (only the notebook named like the "
+        "chapter is graded)."
+        if ignored
+        else ""
+    )
+
+
+def _submissions(chosen: dict[int | None, Path], chapters: list[int], names: dict[str, str]) -> list[Any]:
+    """The :class:`~.grading.Submission` of each chosen notebook (its chapter from its name,
+    else forced where the assignment has one chapter, else read from its exercise ids)."""
+    from . import grading
+
+    subs = []
+    for chapter, path in chosen.items():
+        forced = chapter if chapter is not None else chapters[0] if len(chapters) == 1 else None
+        sub = grading.find_submissions([path], chapter=forced)[0]
+        if sub.chapter in chapters:
+            sub.notebook = names.get(str(sub.chapter), sub.notebook)
+            subs.append(sub)
+    return subs
+
+
 def run(root: Path = ROOT) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json`` (always)."""
     from . import grading, sandbox
@@ -172,40 +238,33 @@ def run(root: Path = ROOT) -> int:
         config = json.loads((Path(__file__).resolve().parents[2] / "autograder.json").read_text())
     except OSError:
         config = {"chapters": [], "names": {}, "sandbox": True}
+    chapters, names = config["chapters"], config["names"]
     try:
-        notebooks = sorted((root / "submission").rglob("*.ipynb"))
-        notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
+        notebooks, skipped = grading.notebooks_under(root / "submission")
         if not notebooks:
             _write(
-                {
-                    "score": 0,
-                    "output": "No notebook (.ipynb) was found in your submission: upload the "
-                    "chapter's notebook file itself.",
-                    "tests": [],
-                },
+                _refusal(
+                    "No notebook (.ipynb) was found in your submission: upload the chapter's notebook "
+                    "file itself."
+                ),
                 root,
             )
+            return 0
+        chosen, note = _choose(notebooks, chapters, names)
+        if not chosen:
+            _write(_refusal(note), root)
             return 0
         warning = "" if config.get("sandbox", True) else UNSANDBOXED
         if config.get("sandbox", True):
             sandbox.check()
-        subs = []
-        for path in notebooks:
-            found = grading.find_submissions([path])[0]
-            if found.chapter not in config["chapters"] and len(config["chapters"]) == 1:
-                found = grading.find_submissions([path], chapter=config["chapters"][0])[0]
-            if found.chapter in config["chapters"]:
-                found.notebook = config["names"].get(str(found.chapter), found.notebook)
-                subs.append(found)
+        subs = _submissions(chosen, chapters, names)
         if not subs:
-            names = ", ".join(f"{n}.ipynb" for n in config["names"].values())
+            expected = ", ".join(f"{n}.ipynb" for n in names.values())
             _write(
-                {
-                    "score": 0,
-                    "output": f"None of the uploaded notebooks ({', '.join(p.name for p in notebooks)}) "
-                    f"answers this assignment's chapter ({names}).",
-                    "tests": [],
-                },
+                _refusal(
+                    f"None of the uploaded notebooks ({', '.join(p.name for p in notebooks)}) "
+                    f"answers this assignment's chapter ({expected})."
+                ),
                 root,
             )
             return 0
@@ -220,25 +279,18 @@ def run(root: Path = ROOT) -> int:
             )
             for sub in subs
         ]
-        _write(results(graded, output=warning), root)
+        _write(results(graded, output="\n".join(n for n in (warning, note, *skipped) if n)), root)
     except sandbox.SandboxUnavailable as exc:
         _write(
-            {
-                "score": 0,
-                "output": f"The autograder cannot start its sandbox on this machine, so nothing "
-                f"was graded; please tell your instructor.\n{exc}",
-                "tests": [],
-            },
+            _refusal(
+                f"The autograder cannot start its sandbox on this machine, so nothing was graded; "
+                f"please tell your instructor.\n{exc}"
+            ),
             root,
         )
     except Exception as exc:  # results.json must always be written
         _write(
-            {
-                "score": 0,
-                "output": f"The autograder failed ({type(exc).__name__}: {exc}); please tell "
-                "your instructor.",
-                "tests": [],
-            },
+            _refusal(f"The autograder failed ({type(exc).__name__}: {exc}); please tell your instructor."),
             root,
         )
     return 0

@@ -3,6 +3,13 @@
 ``labkit grade SUBMISSIONS... --out DIR`` writes ``DIR/scores.csv``, ``DIR/scores.json``,
 ``DIR/grades.csv`` (for an LMS gradebook such as Canvas) and ``DIR/feedback_<student>.md``.
 
+**Who is who.** A student is an entry at the top of a folder named on the command line: the
+folder ``alice/`` (everything below it, at any depth, is alice's) or the file prefix of
+``alice_05_solver_parameters.ipynb``.  A file named only like its chapter directly in the
+named folder belongs to that folder.  So ``mallory/bob/05_solver_parameters.ipynb`` is
+mallory's, never bob's; two notebooks of one chapter for one student are a *conflict*,
+reported for that student (neither is graded), and the rest of the class is graded.
+
 **Trust model.** A submission never grades itself.  For each one:
 
 1. *Prepare* (outside the sandbox).  The chapter comes from the file name
@@ -11,20 +18,23 @@
    submission becomes ``labkit.exercises.collect("N.M")``: instead of checking, it hands
    the answer variables over as JSON data.  An exercise whose feedback cell was deleted
    is collected right after its answer cell (nbgrader ``grade_id``), or at the end of
-   the notebook, and the report says so.
-2. *Run* (in the sandbox, :mod:`.sandbox`): the notebook runs in a fresh IPython shell, as an
-   unprivileged user, with no network, a read-only system, a private working folder and
-   no view of reference notebooks, other submissions or the grader's files.  Only the
-   answers payloads of the collection cells are read back (:mod:`.runner`): JSON,
-   size-capped, never pickled.
+   the notebook, and the report says so.  The grader's own process reads student files
+   only within bounds: folders walked to a fixed depth and count without following links,
+   notebooks up to :data:`MAX_NOTEBOOK` bytes, patterns that run in linear time.
+2. *Run* (in the sandbox, :mod:`.sandbox`): the notebook runs in a fresh IPython shell, as a
+   uid of its own, with no network, a read-only system, private size-limited folders, a
+   cgroup (or rlimits) of its own, and no view of reference notebooks, other submissions or
+   the grader's files.  Only the answers payloads of the collection cells are read back
+   (:mod:`.runner`): JSON, size-capped, never pickled.
 3. *Score* (a separate fresh process that runs no student code, :mod:`.scorer`): the
    instructor's labkit checks each exercise's answers with the checker of
    ``labkit.exercises.chNN``, hidden requirements included.
 
 Nothing a notebook does (write files, patch labkit, redefine helpers, edit limits, print
-fake feedback) reaches step 3 except the values of its answer variables.  What the
-sandbox does not prevent: a student can still submit someone else's answers, and a
-notebook can use its share of CPU and memory up to the limits.
+fake feedback, fork, fill memory or disks) reaches step 3 except the values of its answer
+variables, or costs another submission anything.  A runner or scorer that cannot start is
+a *grader error* (its own status, a line in the report and on the console), never a 0.
+What the sandbox does not prevent: a student can still submit someone else's answers.
 
 ``--no-sandbox`` skips step 2's sandbox (for submissions you trust, or machines without
 bubblewrap); every report then carries a warning.
@@ -35,19 +45,30 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import itertools
 import json
 import os
 import re
+import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..exercises import Spec, chapter_specs
 from . import launch, reports, sandbox
-from .reports import STATUS_OK, UNSANDBOXED, ExerciseScore, GradedSubmission, num, write_reports
-from .student import exercise_calls
+from .reports import (
+    STATUS_CONFLICT,
+    STATUS_GRADER_ERROR,
+    STATUS_OK,
+    UNSANDBOXED,
+    ExerciseScore,
+    GradedSubmission,
+    num,
+    write_reports,
+)
+from .student import parse_grade_id
 
 __all__ = [
     "ExerciseScore",
@@ -56,10 +77,19 @@ __all__ = [
     "add_commands",
     "find_submissions",
     "grade",
+    "named_like",
+    "notebooks_under",
     "prepare",
 ]
 
 _CHAPTER = re.compile(r"(?:^|[_\- ])(?P<name>(?P<chapter>\d\d)_[A-Za-z0-9_]+)$")
+# bounds on what the grader's own process reads of student files (see the trust model)
+MAX_NOTEBOOK = 32 << 20  # bytes of one notebook (the course's own, outputs and all, are under 1 MB)
+MAX_DEPTH = 8  # folder levels walked below a student's folder
+MAX_ENTRIES = 10_000  # files and folders looked at in one student's folder
+MAX_CLASS = 200_000  # entries looked at in all the folders named on the command line
+MAX_CELLS = 5_000  # cells read to tell a notebook's chapter from its exercise ids
+_ID_CALL = re.compile(r"\bexercise\(\s*['\"](\d{1,3})\.\d{1,3}['\"]")  # linear: anchored on a literal
 
 
 # -- submissions --------------------------------------------------------------------------------
@@ -72,42 +102,86 @@ class Submission:
     notebook: str  # the chapter notebook's name, e.g. "05_solver_parameters"
     chapter: int | None
     problem: str = ""  # why it cannot be graded, found before running
+    notes: list[str] = field(default_factory=list)  # said in its report, found before running
+    others: list[Path] = field(default_factory=list)  # more notebooks of this chapter: a conflict
 
 
-def _expand(paths: Iterable[Path | str], skip: Path | None) -> list[Path]:
-    found: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            found += sorted(
-                p
-                for p in path.rglob("*.ipynb")
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                and not (skip and p.resolve().is_relative_to(skip))
-            )
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise FileNotFoundError(f"no such submission file or folder: {path}")
-    return list(dict.fromkeys(found))
+def _visible(entry: os.DirEntry[str]) -> bool:
+    """Not hidden (``.ipynb_checkpoints``, ``.git``) and not a link: links are never followed."""
+    return not entry.name.startswith(".") and not entry.is_symlink()
+
+
+def _entries(folder: Path, most: int) -> list[os.DirEntry[str]]:
+    """At most ``most`` entries of ``folder`` (a folder may hold millions), in name order."""
+    with os.scandir(folder) as scan:
+        return sorted(itertools.islice(scan, most), key=lambda e: e.name)
+
+
+def _walk(folder: Path, *, depth: int, budget: list[int], skip: Path | None) -> Iterator[Path]:
+    """The notebooks in ``folder``, in name order, to ``depth`` levels, taking one from
+    ``budget[0]`` per entry looked at (it stops at 0)."""
+    try:
+        entries = _entries(folder, max(budget[0], 0) + 1)
+    except OSError:
+        return
+    for entry in entries:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        if not _visible(entry):
+            continue
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            if depth > 0 and not (skip and path.resolve() == skip):
+                yield from _walk(path, depth=depth - 1, budget=budget, skip=skip)
+        elif entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False):
+            yield path
+
+
+def _student_notebooks(folder: Path, skip: Path | None) -> tuple[list[Path], list[str], int]:
+    """The notebooks in ``folder`` and below, within bounds; notes on what was left out; and
+    how many entries were looked at."""
+    budget = [MAX_ENTRIES]
+    found = list(_walk(folder, depth=MAX_DEPTH, budget=budget, skip=skip))
+    notes = []
+    if budget[0] < 0:
+        notes.append(
+            f"only the first {MAX_ENTRIES} files and folders of {folder.name}/ were looked at; "
+            "anything past them was not graded"
+        )
+    return found, notes, MAX_ENTRIES - max(budget[0], 0)
+
+
+def notebooks_under(folder: Path, *, skip: Path | None = None) -> tuple[list[Path], list[str]]:
+    """The notebooks in ``folder`` and below (bounded: :data:`MAX_DEPTH` levels,
+    :data:`MAX_ENTRIES` entries, no links, no hidden entries), and notes on what was left out."""
+    found, notes, _ = _student_notebooks(folder, skip)
+    return found, notes
 
 
 def _chapter_of_content(path: Path) -> int | None:
-    """The chapter most exercise ids in the file belong to (None if it has none or is unreadable)."""
+    """The chapter most exercise ids in the file belong to (None if it has none, is unreadable
+    or is larger than :data:`MAX_NOTEBOOK`)."""
     try:
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, ValueError, AttributeError):
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_NOTEBOOK + 1)
+        cells = json.loads(data).get("cells", []) if len(data) <= MAX_NOTEBOOK else []
+    except (OSError, ValueError, RecursionError, AttributeError):
         return None
-    ids = []
-    for cell in cells if isinstance(cells, list) else []:
+    chapters = []
+    for cell in cells[:MAX_CELLS] if isinstance(cells, list) else []:
         if not isinstance(cell, dict):
             continue
         source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        ids += [c.id for c in exercise_calls(source)]
-        grade_id = str(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
-        ids += re.findall(r"(\d+)\.\d+", grade_id)[:1]
-    chapters = [int(i.split(".")[0]) for i in ids if re.match(r"^\d+(\.\d+)?$", i)]
+        source = "".join(map(str, source)) if isinstance(source, list) else str(source)
+        chapters += [int(n) for n in _ID_CALL.findall(source)]
+        metadata = cell.get("metadata")
+        nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        parsed = (
+            parse_grade_id(str(nbgrader.get("grade_id", ""))[:100]) if isinstance(nbgrader, dict) else None
+        )
+        if parsed and re.fullmatch(r"\d+\.\d+", parsed[1]):
+            chapters.append(int(parsed[1].split(".")[0]))
     return max(set(chapters), key=chapters.count) if chapters else None
 
 
@@ -121,51 +195,113 @@ def _chapter_name(chapter: int) -> str:
     )
 
 
+def named_like(path: Path, chapter: int | None = None) -> tuple[str, int, str] | None:
+    """(chapter notebook name, chapter, the file-name prefix) of a file named like a chapter
+    (``alice_05_solver_parameters.ipynb``), or None; with ``chapter``, only that chapter."""
+    match = _CHAPTER.search(path.stem)
+    if not match or (chapter is not None and int(match["chapter"]) != chapter):
+        return None
+    return match["name"], int(match["chapter"]), path.stem[: match.start("name")].rstrip("_- ")
+
+
+def _owned(
+    folder: Path, skip: Path | None, budget: list[int]
+) -> Iterator[tuple[str | None, Path, list[str]]]:
+    """(student, notebook, notes) for each notebook in a folder named on the command line:
+    a top-level folder is a student (None: a file directly in ``folder``, named by its own name)."""
+    try:
+        entries = _entries(folder, max(budget[0], 0) + 1)
+    except OSError as exc:
+        raise FileNotFoundError(f"cannot read the submissions folder {folder}: {exc.strerror}") from exc
+    for entry in entries:
+        budget[0] -= 1
+        if not _visible(entry):
+            continue
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            if skip and path.resolve() == skip:
+                continue
+            found, notes, looked_at = _student_notebooks(path, skip)
+            budget[0] -= looked_at
+            for notebook in found:
+                yield entry.name, notebook, notes
+        elif entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False):
+            yield None, path, []
+        if budget[0] < 0:
+            raise ValueError(
+                f"{folder} holds more than {MAX_CLASS} files and folders: name the folder of one "
+                "class's submissions (one folder or file per student)"
+            )
+
+
+def _submission(path: Path, student: str | None, folder_name: str, chapter: int | None) -> Submission:
+    """The submission at ``path``, of ``student`` (None: a file directly in a named folder,
+    whose prefix names its student, or else the folder ``folder_name`` or its own stem)."""
+    named = named_like(path, chapter)
+    if named:
+        name, number, prefix = named
+        student = student or prefix or folder_name
+    else:
+        number = chapter if chapter is not None else _chapter_of_content(path)
+        student = student or path.stem
+        name = _chapter_name(number) if number is not None else path.stem
+    problem = (
+        ""
+        if number is not None and chapter_specs(number)
+        else (
+            f"cannot tell which chapter {path.name} answers: name it like its chapter "
+            "(e.g. 05_solver_parameters.ipynb) or pass --chapter"
+        )
+    )
+    return Submission(path, student, name, number, problem)
+
+
+def _conflicts(subs: list[Submission]) -> list[Submission]:
+    """One submission per student and chapter: more files of one chapter become a conflict on
+    the first (reported, not graded), so that the rest of the class is still graded."""
+    kept: dict[tuple[str, str], Submission] = {}
+    for sub in subs:
+        first = kept.setdefault((sub.student, sub.notebook), sub)
+        if first is not sub:
+            first.others.append(sub.path)
+    return list(kept.values())
+
+
 def find_submissions(
     paths: Iterable[Path | str], *, chapter: int | None = None, skip: Path | None = None
 ) -> list[Submission]:
-    """The submissions in ``paths`` (files, or folders searched recursively).
+    """The submissions in ``paths`` (files, or folders of submissions).
 
-    A file named like a chapter (``05_solver_parameters.ipynb``) in a folder belongs to
-    the folder's student; ``alice_05_solver_parameters.ipynb`` to ``alice``; any other file
-    to its stem, its chapter read from its exercise ids (or ``chapter``).  Raises
-    ``ValueError`` when one student has two submissions of one chapter.
+    In a folder, each top-level folder is a student's (``alice/``: every notebook below it is
+    alice's, however deep), and each top-level file belongs to its prefix
+    (``alice_05_solver_parameters.ipynb``), or, named only like its chapter, to the folder
+    itself, or else to its stem (its chapter then read from its exercise ids, or ``chapter``).
+    A file named on the command line is read as if it were at the top of its folder.  Links
+    and hidden entries are skipped; folders are walked within bounds (:data:`MAX_DEPTH`,
+    :data:`MAX_ENTRIES`).  Two notebooks of one chapter for one student are returned as one
+    submission with ``others`` set: a conflict.
     """
     subs = []
-    for path in _expand(paths, skip):
-        match = _CHAPTER.search(path.stem)
-        if match and (chapter is None or int(match["chapter"]) == chapter):
-            name, number = match["name"], int(match["chapter"])
-            rest = path.stem[: match.start("name")].rstrip("_- ")
-            student = rest or path.resolve().parent.name
+    budget = [MAX_CLASS]
+    for path in map(Path, paths):
+        if path.is_dir():
+            for student, notebook, notes in _owned(path, skip, budget):
+                sub = _submission(notebook, student, path.resolve().name, chapter)
+                sub.notes += notes
+                subs.append(sub)
+        elif path.is_file():
+            subs.append(_submission(path, None, path.resolve().parent.name, chapter))
         else:
-            number = chapter if chapter is not None else _chapter_of_content(path)
-            student = path.stem
-            name = _chapter_name(number) if number is not None else path.stem
-        problem = (
-            ""
-            if number is not None and chapter_specs(number)
-            else (
-                f"cannot tell which chapter {path.name} answers: name it like its chapter "
-                "(e.g. 05_solver_parameters.ipynb) or pass --chapter"
-            )
-        )
-        subs.append(Submission(path, student, name, number, problem))
-    seen: dict[tuple[str, str], Path] = {}
-    for sub in subs:
-        key = (sub.student, sub.notebook)
-        if key in seen:
-            raise ValueError(
-                f"two submissions of {sub.notebook} for student {sub.student!r}: "
-                f"{seen[key]} and {sub.path}; rename one"
-            )
-        seen[key] = sub.path
-    return subs
+            raise FileNotFoundError(f"no such submission file or folder: {path}")
+    return _conflicts(subs)
 
 
 # -- preparing a submission --------------------------------------------------------------------
 def _call_pattern(number: str) -> re.Pattern[str]:
-    return re.compile(r"(?:\b[\w.]+\.)?\bexercise\(\s*(['\"])" + re.escape(number) + r"\1\s*\)")
+    r"""``exercise("N.M")``, with any dotted prefix (``labkit.exercise``): the prefix may start
+    only where no name or dot precedes it, which keeps the search linear in the cell's length
+    (an optional ``[\w.]+`` that could start anywhere made it quadratic on long names)."""
+    return re.compile(r"(?<![\w.])(?:\w+\.)*exercise\(\s*(['\"])" + re.escape(number) + r"\1\s*\)")
 
 
 def prepare(nb: Any, specs: Sequence[Spec]) -> tuple[list[int], list[str]]:
@@ -191,7 +327,7 @@ def prepare(nb: Any, specs: Sequence[Spec]) -> tuple[list[int], list[str]]:
             if pattern.search(cell.source):
                 cell.source = pattern.sub(f'{collect}("{number}")', cell.source)
                 where[number].append(index)
-            if grade_id == f"answer-{number}":
+            if parse_grade_id(grade_id) == ("answer", number):
                 answer_cells[number].append(index)
     for number, found in answer_cells.items():
         if len(found) > 1:
@@ -228,6 +364,47 @@ def prepare(nb: Any, specs: Sequence[Spec]) -> tuple[list[int], list[str]]:
     return indices, notes
 
 
+def _read_notebook(path: Path) -> tuple[Any, str]:
+    """The notebook at ``path`` (an nbformat node) and "", or None and why it cannot be run.
+    Read within bounds: at most :data:`MAX_NOTEBOOK` bytes reach the JSON parser."""
+    import nbformat
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_NOTEBOOK + 1)
+    except OSError as exc:
+        return None, f"the file could not be read ({exc.strerror}); nothing could be run"
+    if len(data) > MAX_NOTEBOOK:
+        return None, (
+            f"the file is larger than {MAX_NOTEBOOK >> 20} MB, more than any notebook of the course "
+            "(clear its outputs: Edit → Clear Outputs of All Cells, then save); nothing could be run"
+        )
+    try:
+        text = data.decode("utf-8")
+        json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        return None, f"the file is not valid JSON ({why}); nothing could be run"
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        if not isinstance(nb.get("cells"), list):
+            raise ValueError("it has no list of cells")
+    except Exception as exc:  # nbformat raises many kinds for a broken notebook
+        return (
+            None,
+            f"the file is not a readable notebook ({type(exc).__name__}: {exc}); nothing could be run",
+        )
+    return nb, ""
+
+
+def _conflict(sub: Submission) -> str:
+    files = ", ".join(str(p) for p in [sub.path, *sub.others])
+    return (
+        f"{1 + len(sub.others)} notebooks of {sub.notebook} were submitted for {sub.student}: {files}. "
+        "None was graded: keep only the one to grade in the student's folder and grade again"
+    )
+
+
 def grade_one(
     sub: Submission,
     *,
@@ -238,8 +415,6 @@ def grade_one(
     limits: sandbox.Limits,
 ) -> GradedSubmission:
     """Prepare, run (sandboxed), collect and score one submission."""
-    import nbformat
-
     start = time.perf_counter()
     specs = chapter_specs(sub.chapter) if sub.chapter is not None else []
     graded = GradedSubmission(
@@ -248,6 +423,7 @@ def grade_one(
         str(sub.path),
         STATUS_OK,
         [ExerciseScore(s.id, s.title, s.points) for s in specs],
+        list(sub.notes),
         sandboxed=use_sandbox,
     )
 
@@ -261,48 +437,51 @@ def grade_one(
 
     if sub.problem:
         return fail("unknown chapter", sub.problem, sub.problem)
-    try:
-        text = sub.path.read_text(encoding="utf-8")
-        json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    if sub.others:
         return fail(
-            "invalid notebook",
-            f"the file is not valid JSON ({exc}); nothing could be run",
-            "the submission is not a valid notebook file",
+            STATUS_CONFLICT,
+            _conflict(sub),
+            "not graded: more than one notebook of this chapter was submitted (see the problems)",
         )
+    nb, problem = _read_notebook(sub.path)
+    if nb is None:
+        return fail("invalid notebook", problem, "the submission is not a valid notebook file")
     try:
-        nb = nbformat.reads(text, as_version=4)
-        if not isinstance(nb.get("cells"), list):
-            raise ValueError("it has no list of cells")
         collect, notes = prepare(nb, specs)
-    except Exception as exc:  # nbformat raises many kinds for a broken notebook
+    except Exception as exc:  # a notebook nbformat accepts but whose cells are odd
         return fail(
             "invalid notebook",
             f"the file is not a readable notebook ({type(exc).__name__}: {exc}); nothing could be run",
             "the submission is not a valid notebook file",
         )
     graded.problems += notes
-    lines = launch.run_notebook(
-        nb,
-        sub.notebook,
-        collect,
-        timeout=timeout,
-        cell_timeout=cell_timeout,
-        max_output=max_output,
-        use_sandbox=use_sandbox,
-        limits=limits,
-    )
-    answers = _answers(lines, specs, collect[-1])
-    records = launch.score_answers(answers, use_sandbox=use_sandbox, limits=limits) if answers else {}
+    # the unseen inputs of code answers (exercise 4.3's drawn layout) come from a seed drawn
+    # here, per submission: no published record or neighbour's notebook can know it
+    seed = secrets.randbelow(1 << 62)
+    try:
+        lines = launch.run_notebook(
+            nb,
+            sub.notebook,
+            collect,
+            timeout=timeout,
+            cell_timeout=cell_timeout,
+            max_output=max_output,
+            use_sandbox=use_sandbox,
+            limits=limits,
+            seed=seed,
+        )
+        answers = _answers(lines, specs, collect[-1])
+        records = (
+            launch.score_answers(answers, use_sandbox=use_sandbox, limits=limits, seed=seed)
+            if answers
+            else {}
+        )
+    except launch.GraderError as exc:
+        return fail(
+            STATUS_GRADER_ERROR, f"GRADER ERROR: {exc}", "not graded: the grader failed (see the problems)"
+        )
     reports.fill(
-        graded,
-        nb,
-        lines,
-        answers,
-        records,
-        timeout=timeout,
-        cell_timeout=cell_timeout,
-        max_output=max_output,
+        graded, nb, lines, answers, records, timeout=timeout, cell_timeout=cell_timeout, max_output=max_output
     )
     graded.seconds = time.perf_counter() - start
     return graded
@@ -334,7 +513,67 @@ def _cores() -> int:
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The file's SHA-256, read a piece at a time (a submission may be any size)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _memory_share(workers: int) -> int:
+    """MiB of memory for each of ``workers`` sandboxes: 6 GiB, or less where this machine's
+    memory, shared out, holds less (so that sandboxes at their limits cannot make the kernel
+    kill an honest one, or the grader)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    except (ValueError, OSError):  # pragma: no cover - not Linux
+        return sandbox.Limits().memory_mb
+    return max(1024, min(sandbox.Limits().memory_mb, int(total * 0.8) // workers))
+
+
+def _line(graded: GradedSubmission) -> str:
+    """The console line of a finished submission."""
+    mark = "✔" if graded.status == STATUS_OK else "✘"
+    return (
+        f"{mark} {graded.student:<16} {graded.notebook:<28} {num(graded.total)}/{num(graded.points)} points  "
+        f"{graded.status} ({graded.seconds:.1f} s)"
+    )
+
+
+def _grade_all(
+    subs: list[Submission], workers: int, echo: Callable[[str], None] | None, **settings: Any
+) -> list[GradedSubmission]:
+    """Grade ``subs`` with ``workers`` at once (``settings``: :func:`grade_one`'s)."""
+    results: list[GradedSubmission] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(grade_one, sub, **settings): sub for sub in subs}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                sub = futures[future]
+                try:
+                    graded = future.result()
+                except Exception as exc:  # a grader bug must not lose the other students
+                    graded = GradedSubmission(
+                        sub.student,
+                        sub.notebook,
+                        str(sub.path),
+                        STATUS_GRADER_ERROR,
+                        [],
+                        [
+                            f"GRADER ERROR: the grader failed on this submission ({exc!r}); "
+                            "grade it again, and report the error if it stays"
+                        ],
+                    )
+                graded.sandboxed = settings["use_sandbox"]
+                results.append(graded)
+                if echo:
+                    echo(_line(graded))
+        except BaseException:  # Ctrl-C: start nothing more, stop what runs
+            pool.shutdown(wait=False, cancel_futures=True)
+            launch.kill_all()
+            raise
+    return results
 
 
 def grade(
@@ -356,7 +595,8 @@ def grade(
     timeout / cell_timeout: seconds per notebook / per cell (``None``: no cell limit);
     jobs: submissions run at once (default: available cores); max_output: MB of output
     kept per notebook; use_sandbox: False only for trusted submissions (every report then
-    says so); echo: called with one line per finished submission.
+    says so); limits: each sandbox's (default: :class:`~.sandbox.Limits`, memory shared out
+    by jobs); echo: called with one line per finished submission.
     Raises :class:`~labkit.classroom.sandbox.SandboxUnavailable` when the sandbox cannot start.
     """
     out = Path(out)
@@ -366,50 +606,24 @@ def grade(
     if not subs:
         raise FileNotFoundError("no submitted notebooks found in " + ", ".join(map(str, submissions)))
     workers = max(1, min(jobs or _cores(), len(subs)))
-    limits = limits or sandbox.Limits(processes=256 * workers)
-    hashes = {sub.path: _digest(sub.path) for sub in subs}
-    results: list[GradedSubmission] = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {
-            pool.submit(
-                grade_one,
-                sub,
-                timeout=timeout,
-                cell_timeout=cell_timeout,
-                max_output=int(max_output * (1 << 20)),
-                use_sandbox=use_sandbox,
-                limits=limits,
-            ): sub
-            for sub in subs
-        }
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                sub = futures[future]
-                try:
-                    graded = future.result()
-                except Exception as exc:  # a grader bug must not lose the other students
-                    graded = GradedSubmission(
-                        sub.student,
-                        sub.notebook,
-                        str(sub.path),
-                        "grader error",
-                        [],
-                        [f"the grader failed on this submission: {exc!r}"],
-                    )
-                graded.sandboxed = use_sandbox
-                results.append(graded)
-                if echo:
-                    mark = "✔" if graded.status == STATUS_OK else "✘"
-                    echo(
-                        f"{mark} {graded.student:<16} {graded.notebook:<28} {num(graded.total)}/"
-                        f"{num(graded.points)} points  {graded.status} ({graded.seconds:.1f} s)"
-                    )
-        except BaseException:  # Ctrl-C: start nothing more, stop what runs
-            pool.shutdown(wait=False, cancel_futures=True)
-            launch.kill_all()
-            raise
+    limits = limits or sandbox.Limits(memory_mb=_memory_share(workers))
+    files = [p for sub in subs for p in (sub.path, *sub.others)]
+    hashes = {path: _digest(path) for path in files}
+    isolation = sandbox.isolation(limits, contain=use_sandbox)
+    if echo:
+        echo(f"limits: {isolation}")
+    results = _grade_all(
+        subs,
+        workers,
+        echo,
+        timeout=timeout,
+        cell_timeout=cell_timeout,
+        max_output=int(max_output * (1 << 20)),
+        use_sandbox=use_sandbox,
+        limits=limits,
+    )
     for sub in subs:
-        if not sub.path.is_file() or _digest(sub.path) != hashes[sub.path]:  # never expected
+        if any(not p.is_file() or _digest(p) != hashes[p] for p in (sub.path, *sub.others)):  # never expected
             graded = next(g for g in results if g.file == str(sub.path))
             graded.problems.append(
                 "THE SUBMITTED FILE CHANGED DURING GRADING (the grader never writes it: something else did)"
@@ -426,6 +640,7 @@ def grade(
         max_output_mb=max_output,
         jobs=workers,
         sandbox=use_sandbox,
+        isolation=isolation,
     )
     return results
 
@@ -458,10 +673,25 @@ def _main(args: argparse.Namespace) -> int:
         f"scores.json, grades.csv (for an LMS gradebook) and {students} feedback_<student>.md files "
         f"in {args.out}"
     )
+    failed = [g for g in results if g.status == STATUS_GRADER_ERROR]
+    if failed:
+        print(
+            f'✘ {len(failed)} submissions were NOT graded because the grader failed (status "grader error", '
+            "score 0 is not a grade): "
+            + ", ".join(f"{g.student} · {g.notebook}" for g in failed)
+            + ". Grade those files again (labkit grade FILE... --out OTHER_FOLDER)."
+        )
+    conflicts = [g for g in results if g.status == STATUS_CONFLICT]
+    if conflicts:
+        print(
+            f'✘ {len(conflicts)} students submitted one chapter twice (status "conflict", not graded): '
+            + ", ".join(f"{g.student} · {g.notebook}" for g in conflicts)
+            + ". Keep one file each and grade again."
+        )
     if args.no_sandbox:
         print(UNSANDBOXED)
     changed = any("CHANGED DURING GRADING" in p for g in results for p in g.problems)
-    return 1 if changed else 0
+    return 1 if changed or failed else 0
 
 
 def add_commands(subparsers: Any) -> None:
@@ -471,14 +701,17 @@ def add_commands(subparsers: Any) -> None:
         help="grade submitted notebooks in a sandbox: a score table and a feedback file per student",
         description="Run every submitted notebook in a bubblewrap sandbox to collect its answers, score them "
         "with labkit's checkers in a separate process, and write scores.csv, scores.json, grades.csv and "
-        "feedback_<student>.md to --out. Students are named after the folder of a file named like its "
-        "chapter (alice/05_solver_parameters.ipynb), the prefix of <student>_<chapter>.ipynb, or the stem.",
+        "feedback_<student>.md to --out. In a folder of submissions, each top-level folder is one student "
+        "(alice/, with every notebook below it, however deep: mallory/bob/05_x.ipynb is mallory's) and each "
+        "top-level file is its prefix's (alice_05_solver_parameters.ipynb), or, named only like its chapter, "
+        "the folder's, or else its stem's. Two notebooks of one chapter for one student are a conflict: "
+        "reported, neither graded. Exit status 1 if the grader failed on any submission.",
     )
     parser.add_argument(
         "submissions",
         nargs="+",
         metavar="SUBMISSION",
-        help="submitted notebooks, or folders searched for them",
+        help="submitted notebooks, or folders of submissions (one folder or file prefix per student)",
     )
     parser.add_argument("--out", required=True, help="folder for the reports")
     parser.add_argument(

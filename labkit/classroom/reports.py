@@ -15,10 +15,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STATUS_OK", "UNSANDBOXED", "ExerciseScore", "GradedSubmission", "feedback", "fill", "num",
-           "write_reports"]
+__all__ = [
+    "STATUS_CONFLICT",
+    "STATUS_GRADER_ERROR",
+    "STATUS_OK",
+    "UNSANDBOXED",
+    "ExerciseScore",
+    "GradedSubmission",
+    "feedback",
+    "fill",
+    "num",
+    "write_reports",
+]
 
 STATUS_OK = "ok"
+STATUS_GRADER_ERROR = "grader error"  # the grader failed (its runner or scorer never ran): not a score
+STATUS_CONFLICT = "conflict"  # two notebooks of one chapter for one student: neither was graded
+MAX_PROBLEMS = 40  # problems listed per submission: a notebook cannot grow its report without bound
 UNSANDBOXED = (
     "WARNING: graded WITHOUT a sandbox (--no-sandbox): the submissions ran with the grader's "
     "rights and could read and write its files"
@@ -45,7 +58,7 @@ class GradedSubmission:
     student: str
     notebook: str
     file: str
-    status: str  # ok, timed out, kernel died, invalid notebook, ...
+    status: str  # ok, timed out, kernel died, invalid notebook, conflict, grader error, ...
     exercises: list[ExerciseScore]
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -154,6 +167,121 @@ def _head(source: str) -> str:
     return line if len(line) <= 60 else line[:57] + "..."
 
 
+def _errors(lines: list[dict[str, Any]], cells: int) -> dict[int, dict[str, str]]:
+    """The runner's error records by cell, kept only where they name a cell of the notebook
+    (the notebook can write to the report channel: a forged record must not add problems
+    without bound or break the report)."""
+    errors = {}
+    for line in lines:
+        error = line.get("error")
+        if isinstance(error, dict) and isinstance(error.get("cell"), int) and 0 <= error["cell"] < cells:
+            errors[error["cell"]] = {
+                "ename": str(error.get("ename", "Error"))[:200],
+                "evalue": str(error.get("evalue", ""))[:1000],
+            }
+    return errors
+
+
+def _where(nb: Any, index: Any) -> str:
+    if not isinstance(index, int) or not 0 <= index < len(nb.cells):
+        return "its start"
+    head = _head(nb.cells[index].source)
+    return f"cell {index + 1}" + (f" (`{head}`)" if head else "")
+
+
+def _run_problem(
+    nb: Any, lines: list[dict[str, Any]], *, timeout: float, cell_timeout: float | None
+) -> tuple[str, str | None]:
+    """The run's status, and the problem it makes (None for a run that ended well)."""
+    status_line = next((line for line in reversed(lines) if "status" in line), {"status": "runner error"})
+    status = str(status_line["status"])
+    stop = status_line.get("cell")
+    if stop is None and status != STATUS_OK:
+        stop = max(
+            (line["cell"] for line in lines if isinstance(line.get("cell"), int) and set(line) == {"cell"}),
+            default=None,
+        )
+    if status == "timed out":
+        why = (
+            f"ran longer than the {num(cell_timeout or 0)} s cell limit"
+            if status_line.get("limit") == "cell"
+            else f"the notebook ran past its {num(timeout)} s time limit"
+        )
+        at = f" in {_where(nb, stop)}" if isinstance(stop, int) else ""
+        return status, f"timed out{at}: {why}; its kernel was stopped and the exercises after it score 0"
+    if status == "kernel died":
+        code = status_line.get("exit_code")
+        return status, (
+            f"the kernel died in {_where(nb, stop)}"
+            + (f" (exit code {code})" if code is not None else "")
+            + ": the notebook called os._exit, crashed or ran out of memory; the exercises after it "
+            "score 0"
+        )
+    if status != STATUS_OK:
+        return "runner error", str(status_line.get("message", "the grader could not run the notebook"))[:500]
+    return status, None
+
+
+def _unanswered(error: dict[str, str]) -> bool:
+    """An exercise's stub still raising: its own score says so, it is no problem of the run."""
+    return error["ename"] == "NotImplementedError" and error["evalue"].startswith("Exercise")
+
+
+def _error_problems(nb: Any, errors: dict[int, dict[str, str]]) -> list[str]:
+    problems = []
+    for index, error in sorted(errors.items()):
+        name, value = error["ename"], error["evalue"]
+        if _unanswered(error):
+            continue
+        if name == "SystemExit":
+            problems.append(
+                f"{_where(nb, index)} called sys.exit({value}): that cell stopped there, the kernel went on"
+            )
+        else:
+            problems.append(f"{_where(nb, index)} raised {name}: {value}"[:300])
+    return problems
+
+
+def _score(
+    score: ExerciseScore, data: Any, record: dict[str, Any] | None, status: str, stubs: list[int]
+) -> None:
+    """Fill one exercise from its collected ``data`` and the scorer's ``record``."""
+    if data is None:
+        score.status = {"timed out": "timed out", "kernel died": "kernel died"}.get(status, "not run")
+        score.messages.append(
+            {
+                "timed out": "not reached: the notebook timed out before its answers were read",
+                "kernel died": "not reached: the kernel died before its answers were read",
+            }.get(status, "its answers could not be read")
+        )
+        return
+    if "__error__" in data:
+        score.status = "failed"
+        score.messages.append(f"reading the answers failed: {str(data['__error__'])[:500]}")
+        return
+    try:
+        value = float((record or {})["score"])
+    except (KeyError, TypeError, ValueError):
+        score.status = "failed"
+        score.messages.append(str((record or {}).get("error", "it could not be scored")))
+        return
+    score.score = round(min(max(value, 0.0), score.points), 2)
+    all_missing = all(isinstance(v, dict) and v.get("missing") for v in data.values())
+    score.status = (
+        "passed"
+        if score.score == score.points
+        else "not answered"
+        if all_missing and score.score == 0
+        else "failed"
+    )
+    for r in record.get("results", []):
+        mark = "✔" if r.get("passed") else "✘"
+        text = f"{mark} {r.get('requirement', '')}" + (f": {r['message']}" if r.get("message") else "")
+        (score.hidden_messages if r.get("hidden") else score.messages).append(text)
+    if all_missing and stubs:
+        score.messages.insert(0, f"not answered yet: cell {stubs[0] + 1} still raises NotImplementedError")
+
+
 def fill(
     graded: GradedSubmission,
     nb: Any,
@@ -167,101 +295,20 @@ def fill(
 ) -> None:
     """Fill ``graded`` from a run: the runner's report ``lines`` on the prepared notebook
     ``nb``, the collected ``answers`` and the scorer's ``records``; limits for the messages."""
-    status_line = next((line for line in reversed(lines) if "status" in line), {"status": "runner error"})
-    status = status_line["status"]
-    stop = status_line.get("cell")
-    if stop is None and status != STATUS_OK:
-        stop = max(
-            (line["cell"] for line in lines if isinstance(line.get("cell"), int) and set(line) == {"cell"}),
-            default=None,
-        )
-    errors = {line["error"]["cell"]: line["error"] for line in lines if isinstance(line.get("error"), dict)}
-
-    def where(index: Any) -> str:
-        if not isinstance(index, int) or not 0 <= index < len(nb.cells):
-            return "its start"
-        head = _head(nb.cells[index].source)
-        return f"cell {index + 1}" + (f" (`{head}`)" if head else "")
-
-    if status == "timed out":
-        why = (
-            f"ran longer than the {num(cell_timeout or 0)} s cell limit"
-            if status_line.get("limit") == "cell"
-            else f"the notebook ran past its {num(timeout)} s time limit"
-        )
-        at = f" in {where(stop)}" if isinstance(stop, int) else ""
-        graded.problems.append(
-            f"timed out{at}: {why}; its kernel was stopped and the exercises after it score 0"
-        )
-    elif status == "kernel died":
-        code = status_line.get("exit_code")
-        graded.problems.append(
-            f"the kernel died in {where(stop)}"
-            + (f" (exit code {code})" if code is not None else "")
-            + ": the notebook called os._exit, crashed or ran out of memory; the exercises "
-            "after it score 0"
-        )
-    elif status != STATUS_OK:
-        graded.problems.append(status_line.get("message", "the grader could not run the notebook"))
+    status, problem = _run_problem(nb, lines, timeout=timeout, cell_timeout=cell_timeout)
+    graded.status = status
+    graded.problems += [problem] if problem else []
     if any(line.get("truncated") for line in lines):
         graded.problems.append(
             f"the notebook printed more than {max_output >> 20} MB of output; the rest was dropped"
         )
-    for index, error in sorted(errors.items()):
-        name, value = error.get("ename", "Error"), str(error.get("evalue", ""))
-        if name == "NotImplementedError" and value.startswith("Exercise"):
-            continue  # an exercise not answered yet: its own score says so
-        if name == "SystemExit":
-            graded.problems.append(
-                f"{where(index)} called sys.exit({value}): that cell stopped there, the kernel went on"
-            )
-        else:
-            graded.problems.append(f"{where(index)} raised {name}: {value}"[:300])
-    graded.status = status if status in (STATUS_OK, "timed out", "kernel died") else "runner error"
-
-    unanswered = {
-        i
-        for i, e in errors.items()
-        if e.get("ename") == "NotImplementedError" and str(e.get("evalue", "")).startswith("Exercise")
-    }
+    errors = _errors(lines, len(nb.cells))
+    graded.problems += _error_problems(nb, errors)
+    if len(graded.problems) > MAX_PROBLEMS:
+        more = len(graded.problems) - MAX_PROBLEMS
+        graded.problems[MAX_PROBLEMS:] = [f"... and {more} more problems of the same kinds"]
     for score in graded.exercises:
-        record = records.get(score.id)
-        data = answers.get(score.id)
-        if data is None:
-            score.status = {"timed out": "timed out", "kernel died": "kernel died"}.get(status, "not run")
-            score.messages.append(
-                {
-                    "timed out": "not reached: the notebook timed out before its answers were read",
-                    "kernel died": "not reached: the kernel died before its answers were read",
-                }.get(status, "its answers could not be read")
-            )
-            continue
-        if "__error__" in data:
-            score.status = "failed"
-            score.messages.append(f"reading the answers failed: {data['__error__']}")
-            continue
-        if record is None or "error" in record:
-            score.status = "failed"
-            score.messages.append((record or {}).get("error", "it could not be scored"))
-            continue
-        points = score.points
-        score.score = round(min(max(float(record.get("score", 0)), 0.0), points), 2)
-        all_missing = all(isinstance(v, dict) and v.get("missing") for v in data.values())
-        score.status = (
-            "passed"
-            if score.score == points
-            else "not answered"
-            if all_missing and score.score == 0
-            else "failed"
-        )
-        for r in record.get("results", []):
-            mark = "✔" if r.get("passed") else "✘"
-            text = f"{mark} {r.get('requirement', '')}" + (f": {r['message']}" if r.get("message") else "")
-            (score.hidden_messages if r.get("hidden") else score.messages).append(text)
         stubs = [
-            i for i in unanswered if str(errors[i].get("evalue", "")).startswith(f"Exercise {score.id} ")
+            i for i, e in errors.items() if _unanswered(e) and e["evalue"].startswith(f"Exercise {score.id} ")
         ]
-        if all_missing and stubs:
-            score.messages.insert(
-                0, f"not answered yet: cell {stubs[0] + 1} still raises NotImplementedError"
-            )
+        _score(score, answers.get(score.id), records.get(score.id), status, stubs)

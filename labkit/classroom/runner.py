@@ -17,6 +17,10 @@ output, one JSON object per line, as it goes:
   line died in the cell it last announced (``os._exit``, a crash, memory).
 
 The notebook's own output is counted and dropped: nothing it prints reaches the report.
+Its code runs in this process, though, and can find and write to the report's file
+descriptor: the grader (:mod:`.launch`) therefore reads the report as untrusted data,
+capped in total and per line, keeps only the statuses this runner reports, and takes from
+it nothing but answer values (which the notebook could set anyway).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """Score answers in a fresh process that runs no student code.
 
 ``python -s -m labkit.classroom.scorer`` reads one JSON object on standard input,
-``{"answers": {"N.M": {name: data, ...}, ...}, "hidden": true}``, scores each exercise with
-the instructor's labkit (:meth:`labkit.exercises.Spec.grade`) and writes one JSON line per
-exercise, in the order given, as soon as it is scored.  The grader starts it (in the
+``{"answers": {"N.M": {name: data, ...}, ...}, "hidden": true, "seed": 123}``, scores each
+exercise with the instructor's labkit (:meth:`labkit.exercises.Spec.grade`, which validates
+every answer with its kind first: the data came from a student's kernel and may be forged)
+and writes one JSON line per exercise, in the order given, as soon as it is scored.
+``seed`` is the grader's draw for the unseen inputs of code answers (the same one the
+notebook's probes were given).  The grader starts it (in the
 sandbox, with no network), and restarts it past an exercise whose answer crashed or hung
 the checker, so one bad answer costs only its own exercise.
 """
@@ -19,9 +22,16 @@ def main() -> int:
     from ..exercises import spec
 
     hidden = bool(request.get("hidden", True))
+    seed = request.get("seed")
+    seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
     for number, answers in request["answers"].items():
-        graded = spec(number).grade(answers if isinstance(answers, dict) else {}, hidden=hidden)
-        sys.stdout.write(json.dumps(graded.record()) + "\n")
+        try:
+            found = spec(number)
+        except KeyError:
+            record = {"exercise": number, "error": f"there is no exercise {str(number)[:20]!r} to score"}
+        else:
+            record = found.grade(answers, hidden=hidden, seed=seed).record()
+        sys.stdout.write(json.dumps(record, allow_nan=False) + "\n")
         sys.stdout.flush()
     return 0
 

@@ -17,9 +17,11 @@ copy in OUT in which
   ``slideshow`` and ``nbgrader``, the notebook ``kernelspec`` and ``language_info``) and
   attachments are cleared;
 - answer and feedback cells carry nbgrader's cell metadata (:func:`nbgrader_metadata`):
-  ``grade_id`` ``answer-N.M`` (``solution``) and ``feedback-N.M`` (``grade``, ``locked``,
-  ``points``), so that nbgrader users can adopt the notebooks and ``labkit grade`` finds
-  an answer cell whose feedback cell was deleted.
+  ``grade_id`` ``answer-N_M`` (``solution``) and ``feedback-N_M`` (``grade``, ``locked``,
+  ``points``), ids that nbgrader's schema accepts (:func:`grade_id`), so that nbgrader's
+  ``generate_assignment``, ``validate`` and ``autograde`` take the notebooks as they are and
+  ``labkit grade`` finds an answer cell whose feedback cell was deleted
+  (:func:`parse_grade_id`, which also reads the older ``answer-N.M``).
 
 Then every solution and hidden-test line (whitespace removed, at least
 :data:`MIN_SECRET` characters) is searched for in every string of the copy; if one is
@@ -41,6 +43,7 @@ import copy
 import json
 import os
 import re
+import shlex
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -56,7 +59,10 @@ __all__ = [
     "add_commands",
     "check_student_copy",
     "exercise_calls",
+    "grade_id",
+    "kernel_problem",
     "nbgrader_metadata",
+    "parse_grade_id",
     "student_notebook",
     "write_student_copies",
 ]
@@ -404,17 +410,54 @@ def _clean(nb: Any) -> None:
             cell.get("metadata", {}).pop("tags", None)
 
 
+# -- nbgrader ---------------------------------------------------------------------------------
+GRADE_ID_KINDS = ("answer", "feedback")
+_GRADE_ID = re.compile(r"^(?P<kind>answer|feedback)-(?P<chapter>\d+)[._](?P<number>\d+)(?:-(?P<part>\d+))?$")
+
+
+def grade_id(kind: str, number: str, part: int = 1) -> str:
+    """The nbgrader ``grade_id`` of exercise ``number``'s answer or feedback cell.
+
+    ``grade_id("answer", "3.2")`` is ``"answer-3_2"``; the ``part``-th answer cell of one
+    exercise (``part`` > 1) is ``"answer-3_2-2"`` and so on, because nbgrader refuses a
+    notebook in which two cells share a grade id.  The dot of ``3.2`` becomes ``_``: nbgrader's
+    schema allows only ``^[a-zA-Z0-9_\\-]*$`` (``nbgrader/nbgraderformat/v3.json``).
+    :func:`parse_grade_id` reads it back.
+    """
+    if kind not in GRADE_ID_KINDS:
+        raise ValueError(f"a grade id is for an answer or a feedback cell, not {kind!r}")
+    chapter, sep, index = str(number).partition(".")
+    if not (sep and chapter.isdigit() and index.isdigit()) or part < 1:
+        raise ValueError(f"an exercise id looks like '3.2' and a part is 1 or more, not {number!r}, {part!r}")
+    return f"{kind}-{chapter}_{index}" + (f"-{part}" if part > 1 else "")
+
+
+def parse_grade_id(value: str) -> tuple[str, str] | None:
+    """``(kind, exercise id)`` of a grade id made by :func:`grade_id` (``"answer-3_2-2"`` →
+    ``("answer", "3.2")``), or of the dotted ids of earlier labkit versions (``"answer-3.2"``,
+    still in notebooks handed out before); None for any other grade id."""
+    match = _GRADE_ID.match(str(value))
+    return (match["kind"], f"{match['chapter']}.{match['number']}") if match else None
+
+
 def nbgrader_metadata(nb: Any) -> list[str]:
     """Give answer and feedback cells nbgrader's cell metadata (in place) and return the
     exercise ids found.
 
-    An answer cell (one with a solution region) gets ``grade_id`` ``answer-N.M`` and
+    An answer cell (one with a solution region) gets ``grade_id`` ``answer-N_M`` (a second
+    answer cell of the same exercise ``answer-N_M-2``, see :func:`grade_id`) and
     ``solution: true``; a feedback cell (one calling ``labkit.exercise("N.M")``) gets
-    ``feedback-N.M``, ``grade: true``, ``locked: true`` and the exercise's ``points``.
+    ``feedback-N_M``, ``grade: true``, ``locked: true`` and the exercise's ``points``.
     Other cells' nbgrader metadata is removed.
     """
     ids = []
     pending: list[Any] = []
+    parts: dict[tuple[str, str], int] = {}
+
+    def unique(kind: str, number: str) -> str:
+        parts[kind, number] = parts.get((kind, number), 0) + 1
+        return grade_id(kind, number, parts[kind, number])
+
     for cell in nb.cells:
         meta = cell.setdefault("metadata", {})
         meta.pop("nbgrader", None)
@@ -427,14 +470,43 @@ def nbgrader_metadata(nb: Any) -> list[str]:
             call = calls[0]
             for answer in pending:
                 answer.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
-                                               "grade_id": f"answer-{call.id}", "schema_version": 3}
+                                               "grade_id": unique("answer", call.id), "schema_version": 3}
             pending = []
             if not has_solution(cell.source):
                 meta["nbgrader"] = {"grade": True, "solution": False, "locked": True,
-                                    "grade_id": f"feedback-{call.id}", "points": call.points or 0,
+                                    "grade_id": unique("feedback", call.id), "points": call.points or 0,
                                     "schema_version": 3}
             ids.append(call.id)
     return ids
+
+
+def kernel_problem(notebooks: Iterable[Any]) -> str | None:
+    """Why nbgrader, run from this environment, could not start the notebooks' kernel (None
+    when it can).
+
+    ``nbgrader validate`` and ``autograde`` run a notebook in the kernel its ``kernelspec``
+    names (autograde: the source notebook's), found the way every Jupyter tool finds one
+    (``jupyter kernelspec list``).  The course's, ``mujoco-by-experiment``, is registered in
+    the course environment by ``./run.sh``; an nbgrader installed elsewhere does not see it.
+    """
+    import sys
+
+    named: dict[str, str] = {}
+    for nb in notebooks:
+        spec = nb.get("metadata", {}).get("kernelspec", {})
+        if spec.get("name"):
+            named[str(spec["name"])] = str(spec.get("display_name") or spec["name"])
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+    except ImportError:  # pragma: no cover - jupyter_client comes with ipykernel
+        return None
+    missing = sorted(set(named) - set(KernelSpecManager().find_kernel_specs())) if named else []
+    if not missing:
+        return None
+    return (f"the kernel {', '.join(missing)} that the copies name is not registered in this environment, "
+            "so nbgrader validate/autograde run from it would stop with 'No such kernel'; register it "
+            f"with: {sys.executable} -m ipykernel install --sys-prefix --name {missing[0]} "
+            f"--display-name {shlex.quote(named[missing[0]])}")
 
 
 def _exercise_in_markdown(cells: Sequence[Any], index: int) -> ExerciseCall | None:
@@ -576,6 +648,9 @@ def _main(args: argparse.Namespace) -> int:
             ok, what = check_student_copy(path)
             print(f"  {'✔' if ok else '✘'} {what}")
             status |= not ok
+    problem = kernel_problem(made.notebook for _, made in written)
+    if problem:
+        print(f"  note: {problem}")
     print(f"{len(written)} student notebooks written to {args.out}")
     return status
 

@@ -14,14 +14,25 @@ CI.  ``labkit grade`` runs the very same checker on the same data, collected fro
 student's sandboxed kernel by :func:`collect` and scored in a separate process, so
 nothing a student writes in the notebook can change how an answer is scored.
 
+Under nbgrader (``nbgrader autograde`` or ``validate``) the feedback cell follows
+nbgrader's convention for partial credit instead: it shows the feedback and returns the
+score as the cell's result, which nbgrader takes as the cell's points (see
+:func:`exercise`).
+
 Checkers live in one module per chapter (``ch00`` … ``ch09``); see :mod:`.core` for how
 one is written and :mod:`.answers` for the kinds of answer.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from .. import reporting
@@ -30,6 +41,7 @@ from .core import Exercise, ExerciseFailed, Spec, chapter_specs, checker, spec
 
 __all__ = [
     "ANSWERS_MIME",
+    "NBGRADER_MODES",
     "Exercise",
     "ExerciseFailed",
     "Spec",
@@ -38,6 +50,7 @@ __all__ = [
     "checker",
     "collect",
     "exercise",
+    "nbgrader_mode",
     "spec",
 ]
 
@@ -53,21 +66,98 @@ def answers_of(number: str, namespace: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(data))
 
 
-def exercise(number: str) -> None:
+NBGRADER_MODES = ("autograde", "validate")
+"""The values nbgrader gives ``NBGRADER_EXECUTION`` while it runs a notebook."""
+
+
+def nbgrader_mode() -> str | None:
+    """``"autograde"`` or ``"validate"`` while nbgrader runs the notebook, else None.
+
+    nbgrader sets ``NBGRADER_EXECUTION`` in its own process around the execution
+    (``utils.setenv(NBGRADER_EXECUTION='autograde')`` in ``nbgrader/converters/autograde.py``,
+    ``NBGRADER_EXECUTION='validate'`` in ``nbgrader/validator.py``, nbgrader 0.9), and the
+    kernel it starts inherits the environment.
+    """
+    mode = os.environ.get("NBGRADER_EXECUTION", "")
+    return mode if mode in NBGRADER_MODES else None
+
+
+def exercise(number: str) -> float | None:
     """Check exercise ``number`` (e.g. ``"1.3"``) on the calling notebook's answers and
     show the feedback.
 
     Raises :class:`ExerciseFailed` (its message is the feedback) when a requirement is
-    not met.  (Nothing is returned, so the cell shows only the feedback.)
+    not met; returns None, so the cell shows only the feedback.
+
+    Under nbgrader (:func:`nbgrader_mode`) it never raises for an answer: it shows the
+    feedback and returns the score, a float, as the cell's result, because nbgrader gives a
+    grade cell whose result is a number that many points, and 0 for an error or any stderr
+    output (``determine_grade`` in ``nbgrader/utils.py``).  ``autograde`` also runs the
+    hidden requirements, as ``labkit grade`` does, so both give the same points;
+    ``validate`` runs what the learner's own feedback cell runs.
 
     Example: ``labkit.exercise("1.3")`` in the cell after the answer cell.
     """
     __tracebackhide__ = True
     namespace = sys._getframe(1).f_globals  # the notebook's namespace: where answers live
+    mode = nbgrader_mode()
+    if mode is not None:
+        return _nbgrader_feedback(number, namespace, hidden=mode == "autograde")
     graded = spec(number).grade(answers_of(number, namespace))
     reporting.publish(graded.text(), graded._repr_html_())
     if not graded.passed:
         raise ExerciseFailed(graded.text())
+    return None
+
+
+def _nbgrader_feedback(number: str, namespace: dict[str, Any], *, hidden: bool) -> float:
+    """Score exercise ``number`` as ``labkit grade`` does, show the feedback, return the score."""
+    with _stderr_kept() as written:
+        found = spec(number)  # importing the chapter's checkers may warn too
+        try:
+            answers = answers_of(number, namespace)
+        except Exception as exc:  # as in labkit grade: answers that cannot be read score as missing
+            answers = {"__error__": f"{type(exc).__name__}: {exc}"[:500]}
+        graded = found.grade(answers, hidden=hidden)
+    reporting.publish(graded.text(), graded._repr_html_())
+    if written:
+        # shown on stdout: on stderr it would cost the exercise all its points
+        print("while checking, this was written to stderr:\n" + "\n".join(written).rstrip())
+    return float(graded.score)
+
+
+@contextlib.contextmanager
+def _stderr_kept() -> Iterator[list[str]]:
+    """Keep what is written to stderr inside the block (Python's ``sys.stderr``, warnings,
+    and C libraries writing to file descriptor 2, which ipykernel forwards as a stderr
+    stream) and put it in the yielded list when the block ends.
+
+    nbgrader scores a grade cell 0 as soon as it has any stderr output, so a numpy
+    ``RuntimeWarning`` or a MuJoCo message inside a checker must not reach stderr there.
+    """
+    written: list[str] = []
+    buffer = io.StringIO()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no file descriptor 2 (a detached process): nothing to redirect
+        saved = None
+    with tempfile.TemporaryFile() as low:
+        if saved is not None:
+            os.dup2(low.fileno(), 2)
+        try:
+            with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(buffer):
+                yield written
+        finally:
+            if saved is not None:
+                os.dup2(saved, 2)
+                os.close(saved)
+            low.seek(0)
+            written += [text for text in (buffer.getvalue(), low.read().decode(errors="replace")) if text]
+            written += [warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line)
+                        for w in caught]
 
 
 def collect(number: str) -> None:

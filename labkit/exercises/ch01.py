@@ -15,7 +15,7 @@ import numpy as np
 from ..display import fmt
 from ..models import ModelError, load
 from ..sim import mujoco_warnings
-from .answers import NUMBER, STRING
+from .answers import STRING, number
 from .core import Exercise, ExerciseFailed, checker
 
 __all__ = ["BOX_WORLD", "CAPSULE_LINK", "PUCK_WORLD", "SERVO_ARM", "compile_answer", "named"]
@@ -65,18 +65,22 @@ PUCK_WORLD = "<mujoco><worldbody>{body}</worldbody></mujoco>"
 def _puck(ex: Exercise) -> None:
     text = ex.value("puck_xml")
     model, data = compile_answer("puck_xml", text, PUCK_WORLD.format(body=text))
-    ex.require(model.nbody == 2, "one body besides the world", failure=f"found {model.nbody - 1} bodies")
+    # the shape of the answer, not the lesson: it earns nothing, but nothing else can be judged without it
+    ex.precondition(model.nbody == 2, "one body besides the world", failure=f"found {model.nbody - 1} bodies")
     ex.require(model.nv == 3, "exactly three degrees of freedom", failure=f"nv = {model.nv}",
                hint="a free joint has six; build the motion from primitive joints in one body")
     jacp, jacr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
-    if model.nbody >= 2:
-        mujoco.mj_jacBody(model, data, jacp, jacr, 1)    # columns: how each dof moves and turns the body
-    ex.require(np.linalg.matrix_rank(np.vstack([jacp[:2], jacr[2:]])) == 3,
-               "its joints slide it along x and along y and spin it about z",
+    mujoco.mj_jacBody(model, data, jacp, jacr, 1)        # columns: how each dof moves and turns the body
+    moves = bool(np.linalg.matrix_rank(np.vstack([jacp[:2], jacr[2:]])) == 3)
+    ex.require(moves, "its joints slide it along x and along y and spin it about z",
                failure="some of these motions are missing", hint="two slides with horizontal axes")
-    ex.require(model.nv > 0 and np.allclose(jacp[2], 0) and np.allclose(jacr[:2], 0),
-               "it can neither rise nor tilt",
-               failure="a joint moves it out of the table's plane" if model.nv else "it has no joints",
+    # "neither rise nor tilt" alone is met by a body with no joints or one slide: it counts only
+    # together with the three motions the puck must have
+    planar = model.nv > 0 and np.allclose(jacp[2], 0) and np.allclose(jacr[:2], 0)
+    ex.require(moves and planar, "it can neither rise nor tilt",
+               failure=("it has no joints" if model.nv == 0 else
+                        "a joint moves it out of the table's plane" if not planar else
+                        "it stays in the plane, but without all three motions above that is no puck"),
                hint="slide axes lie in the x-y plane; the hinge axis is z")
 
 
@@ -93,12 +97,12 @@ def _box(ex: Exercise) -> None:
     text = ex.value("box_xml")
     model, data = compile_answer("box_xml", text, BOX_WORLD.format(body=text))
     boxes = [g for g in range(model.ngeom) if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX]
-    ex.require(len(boxes) == 1 and model.nv == 6, "one box geom in one free body",
-               failure=f"{len(boxes)} box geoms, nv = {model.nv}", hint="<freejoint/> makes a body free")
-    edges = np.sort(2 * model.geom_size[boxes[0]]) if boxes else np.zeros(3)
+    ex.precondition(len(boxes) == 1 and model.nv == 6, "one box geom in one free body",
+                    failure=f"{len(boxes)} box geoms, nv = {model.nv}", hint="<freejoint/> makes a body free")
+    edges = np.sort(2 * model.geom_size[boxes[0]])
     ex.require(np.allclose(edges, BOX_EDGES), "its edges are 0.4 m, 0.2 m and 0.1 m long",
                failure=f"its edges are {fmt(edges)} m long", hint="size holds half-lengths")
-    body = int(model.geom_bodyid[boxes[0]]) if boxes else model.nbody - 1
+    body = int(model.geom_bodyid[boxes[0]])
     start = data.xpos[body].copy()
     with mujoco_warnings():
         mujoco.mj_step(model, data, nstep=250)           # 0.5 s
@@ -119,13 +123,15 @@ CAPSULE_LINK = ('<mujoco><worldbody><body><freejoint/>'
 CAPSULE_MASS = 0.3     # kg, the asked weight
 
 
-@checker("1.3", "A capsule of a given weight", points=2, answers={"rho": NUMBER})
+# 0 < rho ≤ 1e5 kg/m³: a density is positive, and the densest element (osmium) is 2.3e4 kg/m³;
+# the answer is ≈ 1.8e3, and the typical mistakes (caps left out, full length) stay well inside
+DENSITY = number(0, 1e5, low_open=True, unit=" kg/m³",
+                 why="a density must be positive, and no material is denser than about 2.3e4 kg/m³")
+
+
+@checker("1.3", "A capsule of a given weight", points=2, answers={"rho": DENSITY})
 def _capsule(ex: Exercise) -> None:
     rho = ex.value("rho")
-    if rho <= 0:
-        ex.require(False, "the capsule weighs 0.3 kg",
-                   failure=f"rho = {fmt(rho)}: a density must be positive")
-        return
     weighed = float(load(CAPSULE_LINK.format(density=float(rho)))[0].body_mass[1])
     straight, caps = 2 * 0.1, 4 / 3 * 0.02     # lengths of cylinders of radius 0.02 with the same volumes
     why = {CAPSULE_MASS * (straight + caps) / straight:

@@ -224,12 +224,11 @@ def _modern(ex: Exercise) -> None:
     except ExerciseFailed as exc:
         mine, problem = None, str(exc)
     shell_refused = "inertia should be specified in the mesh asset" in problem
-    ex.require(mine is not None, "the model compiles on MuJoCo 3.17.0", failure=problem,
-               hint=("3.17.0 refuses shellinertia on a mesh geom: find in the XML reference which "
-                     "attribute of <mesh> now says 'this mesh is a thin shell'") if shell_refused else
-                    "exactmeshinertia has a successor on the <mesh> element (section 6)")
-    if mine is None:
-        return
+    # compiling is the gate, not a share of the grade: the old model itself must not earn points
+    ex.precondition(mine is not None, "the model compiles on MuJoCo 3.17.0", failure=problem,
+                    hint=("3.17.0 refuses shellinertia on a mesh geom: find in the XML reference which "
+                          "attribute of <mesh> now says 'this mesh is a thin shell'") if shell_refused else
+                         "exactmeshinertia has a successor on the <mesh> element (section 6)")
     L, hull = named(mine, "body", "L", "modern_xml"), named(mine, "body", "hull", "modern_xml")
     mass_L, mass_hull = float(mine.body_mass[L]), float(mine.body_mass[hull])
     ex.require(np.isclose(mass_L, DENSITY * L_VOLUME, rtol=1e-6),   # 1e-6: single-precision vertices

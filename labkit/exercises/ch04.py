@@ -5,8 +5,10 @@ Exercise 4.1 builds :data:`HIP_XML` with the learner's joint attributes; 4.2 run
 runaway servo of :data:`RUNAWAY_XML` with the learner's ``actrange``; 4.3 and 4.4 ask for
 code, so their answers are records made by a probe (:func:`probe_ctrl_index`,
 :func:`probe_controller`) that runs the learner's function in the learner's kernel.  The
-checkers see only those records: 4.3 checks every returned index against the compiled
-layouts, 4.4 replays the recorded closed loop with MuJoCo and measures the replay.
+checkers see only those records and trust none of them: 4.3 checks every returned index
+against the compiled layouts, one of them drawn at random from the grading's seed
+(:func:`unseen_layout`); 4.4 replays the recorded closed loop with MuJoCo, recomputes the
+exercise's control law at every recorded call (:func:`pi_law`) and measures the replay.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import binascii
 import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -27,7 +30,7 @@ from ..display import fmt
 from ..models import ModelError, load, model_path
 from ..recording import Recording, activation, record
 from ..sim import control_callback, mujoco_warnings
-from .answers import BOOLEAN, NUMBER, STRING, AnswerError, array, recorded
+from .answers import BOOLEAN, NUMBER, STRING, AnswerError, array, number, probe_seed, recorded
 from .core import Exercise, ExerciseFailed, checker
 
 
@@ -44,17 +47,20 @@ __all__ = [
     "LAYOUT_XML",
     "LOAD",
     "PID_XML",
-    "QUERIES",
     "RUNAWAY_XML",
     "SECONDS",
+    "SHOWN",
     "TARGET",
-    "THIRD_XML",
+    "UNSEEN",
     "extreme_torques",
     "owner",
+    "pi_law",
     "probe_controller",
     "probe_ctrl_index",
     "push_and_reverse",
+    "queries",
     "run_pi",
+    "unseen_layout",
 ]
 
 # -- Exercise 4.1: several actuators, one joint ---------------------------------------------
@@ -100,21 +106,34 @@ def extreme_torques(attrs: str = "") -> np.ndarray:
     return np.array(rows)
 
 
+@lru_cache(maxsize=64)
+def _hip_torques(attrs: str) -> np.ndarray:
+    """:func:`extreme_torques` of ``attrs``, cached and read-only (the fuzz tests re-grade the same
+    strings); ValueError or ModelError as it."""
+    rows = extreme_torques(attrs)
+    rows.setflags(write=False)
+    return rows
+
+
 @checker("4.1", "Several actuators, one joint", points=3,
          answers={"is_bug": BOOLEAN, "max_total": NUMBER, "hip_attrs": STRING})
 def _several_actuators(ex: Exercise) -> None:
-    free = extreme_torques("")
-    ex.equal("is_bug", False,
-             hint="follow the chain: forcerange acts before the gear, and the joint sums all actuators")
-    ex.close("max_total", np.abs(free[:, 0]).max(), rtol=1e-6, unit="N·m",
-             hint="the drive's output is multiplied by its gear; then both actuators are added",
-             mistakes={1.0: "that is one actuator's forcerange, before the gear",
-                       2.0: "that adds the two forceranges but forgets the drive's gear of 3",
-                       3.0: "that is the drive alone: the servo adds its own clamped output"})
+    free = _hip_torques("")
+    total = ex.close("max_total", np.abs(free[:, 0]).max(), rtol=1e-6, unit="N·m",
+                     hint="the drive's output is multiplied by its gear; then both actuators are added",
+                     mistakes={1.0: "that is one actuator's forcerange, before the gear",
+                               2.0: "that adds the two forceranges but forgets the drive's gear of 3",
+                               3.0: "that is the drive alone: the servo adds its own clamped output"})
+    # a yes/no a guess gets right half the time: it counts together with the number that shows why
+    verdict = ex.has("is_bug") and ex.value("is_bug") is False
+    ex.require(verdict and total, "`is_bug` is right, and `max_total` shows why",
+               failure=("`is_bug` is not right" if not verdict else
+                        "`is_bug` is right, but it counts together with `max_total`, which is not yet"),
+               hint="follow the chain: forcerange acts before the gear, and the joint sums all actuators")
     requirements = ("the joint receives at most 2.5 N·m, and the full 2.5 N·m is still available",
                     "each actuator's own output (actuator_force) is unchanged")
     try:
-        limited = extreme_torques(ex.value("hip_attrs"))
+        limited = _hip_torques(ex.value("hip_attrs"))
     except ExerciseFailed as exc:                  # missing, or not a string
         problem = str(exc)
     except ValueError as exc:                      # not attributes, or no model (ModelError)
@@ -126,11 +145,15 @@ def _several_actuators(ex: Exercise) -> None:
             ex.require(False, requirement, failure=problem)
         return
     largest = np.abs(limited[:, 0]).max()
-    ex.require(abs(largest - HIP_LIMIT) <= 1e-9, requirements[0],
-               failure=f"the largest joint torque is {fmt(largest)} N·m",
+    clamped = abs(largest - HIP_LIMIT) <= 1e-9
+    ex.require(clamped, requirements[0], failure=f"the largest joint torque is {fmt(largest)} N·m",
                hint="the clamp you need belongs to the joint, and acts on the sum of all its actuators")
-    ex.require(np.allclose(limited[:, 1:], free[:, 1:]), requirements[1],
-               failure="your attributes changed what the actuators output",
+    # "unchanged" alone is met by writing nothing: it counts only once the joint is limited as asked
+    unchanged = bool(np.allclose(limited[:, 1:], free[:, 1:]))
+    ex.require(clamped and unchanged, requirements[1],
+               failure=("your attributes changed what the actuators output" if not unchanged else
+                        "they are, but so they are with no attribute at all: this counts once the joint "
+                        "is limited as asked"),
                hint="forcerange or ctrlrange would shrink each actuator; limit the joint instead")
 
 
@@ -163,35 +186,60 @@ def push_and_reverse(extra: str = "") -> tuple[mujoco.MjModel, Recording]:
     return servo, record(servo, servo_data, _servo_signals(servo, servo_data), duration=20.0, ctrl=command)
 
 
-@checker("4.2", "Clamp the setpoint, not the rate", points=3, answers={"actrange": array(length=2)})
-def _clamp_setpoint(ex: Exercise) -> None:
-    low, high = (float(v) for v in ex.value("actrange"))
+# each bound within ±1000 rad: the setpoint integrates at most 0.1 rad/s, so in this 30 s test it
+# never leaves ±2 rad and any wider bound acts as none; the answer is ±0.52 rad, and the typical
+# mistake, degrees (±30), stays inside to be told so
+_BOUND = number(-1e3, 1e3, unit=" rad",
+                why="an actrange bound is a setpoint angle in radians; beyond ±1000 rad it is no bound here")
+ACTRANGE = array(items=[_BOUND, _BOUND])
+
+
+@lru_cache(maxsize=64)
+def _ahead_and_back(low: float, high: float) -> tuple[tuple[float, float], Recording, Recording]:
+    """:data:`RUNAWAY_XML` with ``actrange = (low, high)``: the joint range (rad) and the
+    recordings of 10 s full ahead then 20 s full back (cached: the fuzz tests re-grade the
+    same values).  Raises :class:`ExerciseFailed` if the servo does not compile."""
     try:
         graded, _ = load(RUNAWAY_XML.format(extra=f'actrange="{low!r} {high!r}"'))
     except ModelError as exc:
         raise ExerciseFailed(f"the servo does not compile with actrange = ({fmt(low)}, {fmt(high)}): "
                              f"{exc.mujoco or exc}"[:500]) from None
-    lo_lim, hi_lim = graded.joint("hinge").range
     with mujoco_warnings():
         servo_data = mujoco.MjData(graded)
         ahead = record(graded, servo_data, _servo_signals(graded, servo_data), duration=10.0, ctrl=[1.0])
         back = record(graded, servo_data, _servo_signals(graded, servo_data), duration=20.0, ctrl=[-1.0])
+    lo_lim, hi_lim = graded.joint("hinge").range
+    return (float(lo_lim), float(hi_lim)), ahead, back
+
+
+@checker("4.2", "Clamp the setpoint, not the rate", points=3, answers={"actrange": ACTRANGE})
+def _clamp_setpoint(ex: Exercise) -> None:
+    low, high = (float(v) for v in ex.value("actrange"))
+    (lo_lim, hi_lim), ahead, back = _ahead_and_back(low, high)
+    # each requirement alone is met by a trivial servo: "within the range" and "back inside within
+    # 0.5 s" by a clamp too narrow to move (actrange (-0.01, 0.01)), "reaches both ends" by no clamp at
+    # all, the chapter's runaway servo (an actrange such as (0, 0) or (1, 1) is no clamp either); so
+    # the first two are the two sides of one lesson and count only together, and the third with them
+    reaches = bool(ahead["hinge"].max() >= 0.95 * hi_lim and back["hinge"].min() <= 0.95 * lo_lim)
     setpoints = np.concatenate([ahead["setpoint"], back["setpoint"]])
-    ex.require(setpoints.max() <= hi_lim + 1e-9 and setpoints.min() >= lo_lim - 1e-9,
-               "the setpoint stays within the joint range",
-               failure=f"it reached {fmt(setpoints.min())} … {fmt(setpoints.max())} rad, "
-                       f"the range is {fmt(lo_lim)} … {fmt(hi_lim)} rad",
+    inside = bool(setpoints.max() <= hi_lim + 1e-9 and setpoints.min() >= lo_lim - 1e-9)
+    ex.require(inside and reaches, "the setpoint stays within the joint range",
+               failure=(f"it reached {fmt(setpoints.min())} … {fmt(setpoints.max())} rad, the range is "
+                        f"{fmt(lo_lim)} … {fmt(hi_lim)} rad" if not inside else
+                        "it does, but then the hinge must still reach both ends of its range (below)"),
                hint="actrange is read in radians even when the model's angles are in degrees")
-    ex.require(ahead["hinge"].max() >= 0.95 * hi_lim and back["hinge"].min() <= 0.95 * lo_lim,
-               "the hinge still reaches within 5 % of both ends of its range",
-               failure=f"it only reached {fmt(back['hinge'].min())} … "
-                       f"{fmt(ahead['hinge'].max())} rad",
+    ex.require(reaches and inside, "the hinge still reaches within 5 % of both ends of its range",
+               failure=(f"it only reached {fmt(back['hinge'].min())} … {fmt(ahead['hinge'].max())} rad"
+                        if not reaches else "it does, but so does the servo with no clamp at all: this "
+                        "counts once the setpoint stays within the range (above)"),
                hint="a narrower actrange than the joint range gives away part of the workspace")
     moving = back.t[back["hinge"] < hi_lim - 0.01]                 # 10 mrad inside the limit
-    ex.require(moving.size > 0 and moving[0] - 10.0 <= 0.5,
+    recovers = bool(moving.size > 0 and moving[0] - 10.0 <= 0.5)
+    ex.require(recovers and inside and reaches,
                "after the reversal the hinge is back inside its range (by 10 mrad) within 0.5 s",
-               failure="it stayed at the limit for "
-                       + (fmt(moving[0] - 10.0) + " s" if moving.size else "the whole run"),
+               failure=("it stayed at the limit for "
+                        + (fmt(moving[0] - 10.0) + " s" if moving.size else "the whole run")) if not recovers
+               else "it is, but this counts for a servo that still reaches both ends of its range (above)",
                hint="the setpoint must not be allowed beyond the joint limit in the first place")
 
 
@@ -203,19 +251,92 @@ PID_XML = model_path("actuator_layout_pid").read_text()
 LAYOUT_XML = model_path("actuator_layout_mixed").read_text()
 """A quaternion orientation actuator (4 inputs), a pid with all three inputs, a motor."""
 
-THIRD_XML = model_path("actuator_layout_unseen").read_text()
-"""A layout the chapter never shows (so that no table of indices can answer Exercise 4.3):
-pid ``pos ff``, motor, expmap orientation (``rx ry rz``), pid ``vel``, pid ``pos vel ff``."""
-
-LAYOUTS = {"PID_XML": PID_XML, "LAYOUT_XML": LAYOUT_XML, "a third layout (not shown)": THIRD_XML}
-
-QUERIES: tuple[tuple[str, str, str], ...] = (
+SHOWN: tuple[tuple[str, str, str], ...] = (
     ("PID_XML", "spin", "vel"), ("PID_XML", "spin", "ff"),
     ("LAYOUT_XML", "spin", "ff"), ("LAYOUT_XML", "gaze", "qz"),
-    ("a third layout (not shown)", "spin", "ff"), ("a third layout (not shown)", "gaze", "ry"),
-    ("a third layout (not shown)", "brake", "vel"), ("a third layout (not shown)", "reel", "ff"),
 )
-"""Exercise 4.3's questions, in order: (layout, actuator name, input name)."""
+"""Exercise 4.3's questions on the layouts the chapter shows: (layout, actuator name, input name)."""
+
+SHOWN_LAYOUTS = {"PID_XML": PID_XML, "LAYOUT_XML": LAYOUT_XML}
+
+UNSEEN = "a layout drawn at random (not shown)"
+UNSEEN_QUERIES = 4   # questions on the unseen layout: a constant index or a table hits at most one
+
+_ACTUATOR_NAMES = ("spin", "reel", "brake", "gaze", "push", "tilt", "lift", "grip", "pan", "roll", "wrist",
+                   "drum", "winch", "neck", "yaw", "hoist", "slew", "nod", "feed", "clamp", "sweep", "turn")
+_PID_INPUTS = ("pos", "vel", "ff")
+_GAPPED = (("vel",), ("ff",), ("pos", "ff"), ("vel", "ff"))   # pid inputs that leave a canonical slot out
+
+
+@lru_cache(maxsize=32)
+def unseen_layout(seed: int) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Exercise 4.3's unseen layout for ``seed`` (``numpy.random.default_rng(seed)``): MJCF text
+    of 5–7 actuators in random order with random names (motors, pids with a random subset of
+    ``pos vel ff``, orientation servos with ``quat`` or ``expmap`` inputs), each on its own
+    body with a hinge, slide or ball joint; and :data:`UNSEEN_QUERIES` questions
+    ``(actuator, input)`` drawn from it.  Among them is always a pid input whose slot is not
+    its canonical position (an input before it is absent) and an orientation input.
+
+    The probe (in the learner's kernel) draws it from :func:`.answers.probe_seed`, the checker
+    from ``ex.seed``: the grader draws a seed per submission, so no table of indices answers it.
+    """
+    rng = np.random.default_rng(int(seed) % 2**64)
+    count = int(rng.integers(5, 8))
+    kinds = ["gapped pid", "orientation", *rng.choice(["motor", "pid", "orientation"], count - 2).tolist()]
+    rng.shuffle(kinds)
+    names = rng.choice(_ACTUATOR_NAMES, count, replace=False).tolist()
+    bodies, actuators = [], []
+    inputs: list[tuple[str, str, str, bool]] = []   # (actuator, input, kind, slot differs from canonical)
+    for i, (kind, name) in enumerate(zip(kinds, names, strict=True)):
+        joint = f"j{i}"
+        if kind == "orientation":
+            joint_type = 'type="ball"'
+            form = ("quat", "expmap")[int(rng.integers(2))]
+            actuators.append(f'<orientation name="{name}" joint="{joint}" input="{form}" kp="2"/>')
+            inputs += [(name, slot, kind, False) for slot in (("qw", "qx", "qy", "qz") if form == "quat"
+                                                             else ("rx", "ry", "rz"))]
+        else:
+            joint_type = ('axis="0 0 1"', 'type="slide" axis="1 0 0"')[int(rng.integers(2))]
+            if kind == "motor":
+                actuators.append(f'<motor name="{name}" joint="{joint}"/>')
+            else:
+                if kind == "gapped pid":
+                    chosen = _GAPPED[int(rng.integers(len(_GAPPED)))]
+                else:
+                    mask = int(rng.integers(1, 8))          # a non-empty subset of pos, vel, ff
+                    chosen = tuple(p for bit, p in enumerate(_PID_INPUTS) if mask >> bit & 1)
+                gains = ' kp="1"' * ("pos" in chosen) + ' kv="1"' * ("vel" in chosen)
+                actuators.append(f'<pid name="{name}" joint="{joint}" input="{" ".join(chosen)}"{gains}/>')
+                inputs += [(name, slot, "gapped" if kind == "gapped pid" else "pid",
+                            k != _PID_INPUTS.index(slot)) for k, slot in enumerate(chosen)]
+        bodies.append(f'    <body pos="0 {0.5 * i:g} 0"><joint name="{joint}" {joint_type}/>'
+                      '<geom type="box" size=".05 .05 .05" mass="1"/></body>')
+    xml = ('<mujoco model="actuator_layout_unseen">\n  <option gravity="0 0 0"/>\n  <worldbody>\n'
+           + "\n".join(bodies) + "\n  </worldbody>\n  <actuator>\n"
+           + "\n".join(f"    {line}" for line in actuators) + "\n  </actuator>\n</mujoco>")
+
+    def pick(pool: list[tuple[str, str, str, bool]]) -> tuple[str, str]:
+        entry = pool[int(rng.integers(len(pool)))]
+        inputs.remove(entry)
+        return entry[0], entry[1]
+
+    asked = [pick([e for e in inputs if e[2] == "gapped" and e[3]]),
+             pick([e for e in inputs if e[2] == "orientation"])]
+    while len(asked) < UNSEEN_QUERIES:
+        asked.append(pick(inputs))
+    order = rng.permutation(len(asked))
+    return xml, tuple(asked[k] for k in order)
+
+
+def queries(seed: int) -> tuple[tuple[str, str, str], ...]:
+    """All of Exercise 4.3's questions for ``seed``, in order: :data:`SHOWN`, then the unseen
+    layout's, each ``(layout label, actuator name, input name)``."""
+    return SHOWN + tuple((UNSEEN, actuator, name) for actuator, name in unseen_layout(seed)[1])
+
+
+def _layout(label: str, seed: int) -> str:
+    """The MJCF text of the layout called ``label`` (the unseen one drawn for ``seed``)."""
+    return unseen_layout(seed)[0] if label == UNSEEN else SHOWN_LAYOUTS[label]
 
 
 def owner(model: mujoco.MjModel, index: int) -> str:
@@ -226,14 +347,16 @@ def owner(model: mujoco.MjModel, index: int) -> str:
     return f"{model.actuator(i).name}.{mujoco.mj_actuatorInputName(model, i, slot) or 'ctrl'}"
 
 
-def probe_ctrl_index(ctrl_index: Callable[[mujoco.MjModel, str, str], Any]) -> list[Any]:
-    """Run the learner's ``ctrl_index(model, actuator, name)`` on every query of
-    :data:`QUERIES`, each on a freshly compiled model; returns one entry per query: the
+def probe_ctrl_index(ctrl_index: Callable[[mujoco.MjModel, str, str], Any]) -> dict[str, Any]:
+    """Run the learner's ``ctrl_index(model, actuator, name)`` on every question of
+    :func:`queries` for the seed :func:`.answers.probe_seed`, each on a freshly compiled
+    model; returns ``{"seed": seed, "indices": [...]}`` with one entry per question: the
     index (an int), ``{"error": text}`` if it raised, or ``{"returned": text}`` if it
     returned something that is not an integer."""
+    seed = probe_seed()
     answers: list[Any] = []
-    for layout, actuator, name in QUERIES:
-        model = mujoco.MjModel.from_xml_string(LAYOUTS[layout])
+    for layout, actuator, name in queries(seed):
+        model = mujoco.MjModel.from_xml_string(_layout(layout, seed))
         try:
             index = ctrl_index(model, actuator, name)
         except Exception as exc:
@@ -243,35 +366,85 @@ def probe_ctrl_index(ctrl_index: Callable[[mujoco.MjModel, str, str], Any]) -> l
             answers.append(int(index))
         else:
             answers.append({"returned": f"{index!r}"[:100] + f" ({type(index).__name__})"})
-    return answers
+    return {"seed": seed, "indices": answers}
+
+
+def _index_record(record: Any) -> dict[str, Any]:
+    """A record of :func:`probe_ctrl_index`, validated: ``{"seed": int ≥ 0, "indices": [...]}``
+    with one entry per question, each an int, ``{"error": text}`` or ``{"returned": text}``
+    (AnswerError otherwise)."""
+    total = len(SHOWN) + UNSEEN_QUERIES
+    if not (isinstance(record, dict) and set(record) == {"seed", "indices"}):
+        raise AnswerError("the record of the function should hold its probe's seed and indices")
+    seed, indices = record["seed"], record["indices"]
+    if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**64):
+        raise AnswerError(f"the record's seed {str(seed)[:40]!r} is not a probe seed")
+    if not isinstance(indices, list) or len(indices) != total:
+        raise AnswerError(f"the record of the function should hold {total} entries, one per query")
+    for entry in indices:
+        plain = isinstance(entry, int) and not isinstance(entry, bool)
+        note = (isinstance(entry, dict) and len(entry) == 1 and next(iter(entry)) in ("error", "returned")
+                and isinstance(next(iter(entry.values())), str))
+        if not (plain or note):
+            raise AnswerError(f"the record holds {str(entry)[:40]!r}, not an index or a note")
+    return record
+
+
+@lru_cache(maxsize=256)
+def _received(xml: str, index: int, actuator: str) -> tuple[dict[str, float], str]:
+    """What each input of ``actuator`` receives (its ``request`` stage in
+    :func:`labkit.actuation.trace`) when ``data.ctrl[index] = 0.7`` in the model ``xml``, and
+    which input that index feeds (:func:`owner`); ``index`` in ``[0, nu)``.  Cached: the same
+    indices are checked again and again."""
+    model, data = load(xml)
+    data.ctrl[index] = 0.7
+    mujoco.mj_forward(model, data)
+    request = trace(model, data, actuator).stage("request")
+    return dict(zip(request.labels, request.value.tolist(), strict=True)), owner(model, index)
+
+
+def _fed(xml: str, got: Any, actuator: str, name: str) -> str:
+    """"" if writing to ``data.ctrl[got]`` feeds input ``name`` of ``actuator`` in the model
+    ``xml``, else what happened instead."""
+    if isinstance(got, dict) and "error" in got:
+        return f"it raised {got['error']}"
+    if isinstance(got, dict):
+        return f"it returned {got['returned']}, not an index into data.ctrl"
+    nu = _nu(xml)
+    if not 0 <= got < nu:
+        return f"it returned {got}, not an index into data.ctrl (nu = {nu})"
+    received, fed = _received(xml, got, actuator)
+    return "" if received.get(name) == 0.7 else f"it returned {got}, which feeds {fed}"
+
+
+@lru_cache(maxsize=64)
+def _nu(xml: str) -> int:
+    """The number of controls of the model ``xml``."""
+    return int(load(xml)[0].nu)
 
 
 @checker("4.3", "Find a packed input by name", points=2,
-         answers={"ctrl_index": recorded(probe_ctrl_index, "a function")})
+         answers={"ctrl_index": recorded(probe_ctrl_index, "a function", validate=_index_record)})
 def _find_input(ex: Exercise) -> None:
-    answers = ex.value("ctrl_index")
-    if not isinstance(answers, list) or len(answers) != len(QUERIES):
-        raise ExerciseFailed("the record of `ctrl_index` does not answer the exercise's queries")
-    for (label, actuator, name), got in zip(QUERIES, answers, strict=True):
-        model, data = load(LAYOUTS[label])
-        valid = isinstance(got, int) and not isinstance(got, bool) and 0 <= got < model.nu
-        received: dict[str, float] = {}
-        if valid:
-            data.ctrl[got] = 0.7
-            mujoco.mj_forward(model, data)
-            request = trace(model, data, actuator).stage("request")
-            received = dict(zip(request.labels, request.value.tolist(), strict=True))
-        if valid:
-            failure = f"it returned {got}, which feeds {owner(model, got)}"
-        elif isinstance(got, dict) and "error" in got:
-            failure = f"it raised {got['error']}"
-        elif isinstance(got, dict) and "returned" in got:
-            failure = f"it returned {got['returned']}, not an index into data.ctrl"
-        else:
-            failure = f"it returned {got!r}, not an index into data.ctrl (nu = {model.nu})"
-        ex.require(valid and received.get(name) == 0.7,
-                   f"in {label}, ctrl_index(model, {actuator!r}, {name!r}) feeds {actuator}.{name}",
-                   failure=failure,
+    record = ex.value("ctrl_index")
+    ex.precondition(record["seed"] == ex.seed, "the record answers the layout drawn for this grading",
+                    failure=f"it was made for the layout of seed {record['seed']}, and this grading drew "
+                            f"seed {ex.seed}: run the answer cell again",
+                    hint="the probe draws the unseen layout from the environment variable "
+                         "LABKIT_PROBE_SEED, as the checker does")
+    asked = queries(ex.seed)
+    wrong: dict[str, list[str]] = {}
+    for (label, actuator, name), got in zip(asked, record["indices"], strict=True):
+        why = _fed(_layout(label, ex.seed), got, actuator, name)
+        wrong.setdefault(label, [])
+        if why:
+            wrong[label].append(f"ctrl_index(model, {actuator!r}, {name!r}): {why}")
+    # one requirement per layout, each with several questions, so that no constant index passes one;
+    # the unseen layout, where no table helps, weighs as much as the two shown ones together
+    for label, weight in (("PID_XML", 1.0), ("LAYOUT_XML", 1.0), (UNSEEN, 2.0)):
+        wanted = ", ".join(f"{a}.{n}" for lab, a, n in asked if lab == label)
+        ex.require(not wrong[label], f"in {label}, ctrl_index finds {wanted}",
+                   failure="; ".join(wrong[label]), weight=weight,
                    hint="start at model.actuator_ctrladr[i]; mj_actuatorInputName(model, i, k) names slot k; "
                         "absent inputs take no slot")
 
@@ -293,7 +466,6 @@ KV = 1.0       # N·m·s/rad
 KI = 20.0      # N·m/(rad·s)
 LOAD = -0.5    # N·m: constant disturbance torque (qfrc_applied)
 SECONDS = 3.0  # s: length of one closed-loop run
-PROBE_ANGLE = 0.3   # rad: where the purity probe calls feedback
 CALLS_PER_STEP = {"EULER": 1, "RK4": 4}   # mjcb_control calls per mj_step
 
 
@@ -382,49 +554,38 @@ def _closed_loop(tick: Callback, feedback: Callback, integrator: str) -> dict[st
 def probe_controller(make_controller: Callable[[], Any]) -> dict[str, Any]:
     """Run the learner's ``make_controller()`` the way the exercise asks, and record it.
 
-    purity: ``[first, second]``, data.ctrl[0] after two feedback calls on one state
-    (qpos = :data:`PROBE_ANGLE`, after five ticks), with a fresh pair.
-    runs: per integrator (``EULER``, ``RK4``), a fresh pair in :func:`run_pi`;
-    ``per_step`` is how many feedback calls followed each tick, ``feedback`` the packed
-    (:func:`_pack`) rows ``(qpos[0], qvel[0] as feedback found them, ctrl[0] as it left
-    it)``, one per call, in order.  Nothing else is needed to replay the run: the plant,
-    time and load are labkit's, and the dynamics read only ctrl[0] from the controller.
-    callback_left: whether an mjcb_control is installed after all this.
+    Returns ``{"runs": {integrator: run}}`` for ``EULER`` and ``RK4``, each run made with a
+    fresh pair in :func:`run_pi`: ``per_step`` is how many feedback calls followed each tick,
+    ``feedback`` the packed (:func:`_pack`) rows ``(qpos[0], qvel[0] as feedback found them,
+    ctrl[0] as it left it)``, one per call, in order.  Nothing else is needed to verify the
+    run: the plant, time and load are labkit's, the dynamics read only ctrl[0] from the
+    controller, and the exercise's law gives ctrl[0] from the states in the record.
     """
-    tick, feedback = _pair(make_controller)
-    plant, plant_data = load(COUNTER_XML)
-    plant_data.qpos[0] = PROBE_ANGLE
-    for _ in range(5):                                          # a few control ticks first
-        tick(plant, plant_data)
-    feedback(plant, plant_data)
-    first = float(plant_data.ctrl[0])
-    feedback(plant, plant_data)
-    out: dict[str, Any] = {"purity": [first, float(plant_data.ctrl[0])], "runs": {}}
-    for integrator in CALLS_PER_STEP:
-        out["runs"][integrator] = _closed_loop(*_pair(make_controller), integrator)
-    out["callback_left"] = mujoco.get_mjcb_control() is not None
-    return out
+    return {"runs": {integrator: _closed_loop(*_pair(make_controller), integrator)
+                     for integrator in CALLS_PER_STEP}}
 
 
-def _replay(run: Any, integrator: str) -> tuple[np.ndarray | None, str]:
+@lru_cache(maxsize=16)
+def _replayed(integrator: str, packed: str, per_step: tuple[int, ...]
+              ) -> tuple[np.ndarray | None, np.ndarray | None, str]:
     """Replay one recorded run with MuJoCo: each feedback call is answered with the
     recorded ctrl[0], and the state it sees must be the recorded one.  Returns the angles
-    after every step (as :func:`run_pi`) and "" — or None and what does not match."""
+    after every step (as :func:`run_pi`), the rows ``(qpos, qvel, ctrl)`` of every call and
+    "" — or None, None and what does not match.  Cached (read-only arrays): the same record
+    is often graded again."""
     steps = _steps()
     calls = CALLS_PER_STEP[integrator]
-    if not isinstance(run, dict) or not isinstance(run.get("per_step"), list) or not isinstance(
-            run.get("feedback"), str):
-        return None, f"the {integrator} run is missing from the record"
-    if run["per_step"] != [calls] * steps:
-        where = next((k for k, n in enumerate(run["per_step"]) if n != calls), len(run["per_step"]))
-        return None, (f"under {integrator} the record does not show {calls} feedback call(s) in each of "
-                      f"{steps} steps (step {where} differs): tick must not call mj_forward or mj_step")
+    if list(per_step) != [calls] * steps:
+        where = next((k for k, n in enumerate(per_step) if n != calls), len(per_step))
+        return None, None, (f"under {integrator} the record does not show {calls} feedback call(s) in "
+                            f"each of {steps} steps (step {where} differs): tick must not call mj_forward "
+                            "or mj_step")
     try:
-        rows = _unpack(run["feedback"], 3, calls * steps)
+        rows = _unpack(packed, 3, calls * steps)
     except (ValueError, binascii.Error, zlib.error):
-        return None, f"the {integrator} run's packed numbers cannot be read"
+        return None, None, f"the {integrator} run's packed numbers cannot be read"
     if len(rows) != calls * steps:
-        return None, f"the {integrator} record holds {len(rows)} feedback calls, not {calls * steps}"
+        return None, None, f"the {integrator} record holds {len(rows)} feedback calls, not {calls * steps}"
     state = {"call": 0, "wrong": ""}
 
     def answer(m: Any, d: Any) -> None:
@@ -445,47 +606,97 @@ def _replay(run: Any, integrator: str) -> tuple[np.ndarray | None, str]:
     with mujoco_warnings():
         angles = run_pi(integrator, lambda m, d: None, answer)
     if state["wrong"]:
-        return None, state["wrong"]
-    return angles, ""
+        return None, None, state["wrong"]
+    angles.setflags(write=False)
+    rows.setflags(write=False)
+    return angles, rows, ""
+
+
+def pi_law(rows: np.ndarray, calls: int, h: float) -> np.ndarray:
+    """The exercise's control at every recorded feedback call: ``KP·(TARGET − q) − KV·q̇ + KI·z``
+    (N·m) with q, q̇ the state the call saw (``rows[:, 0]``, ``rows[:, 1]``) and z the integral
+    that ``tick`` advanced once before the step, ``z_k = Σ_{i≤k} h·(TARGET − q_i)`` (rad·s), q_i
+    the angle at the start of step i (what its first feedback call saw).  ``calls``: feedback
+    calls per step; ``h``: the timestep, s.  Returns shape (len(rows),)."""
+    integral = np.cumsum(h * (TARGET - rows[::calls, 0]))
+    return KP * (TARGET - rows[:, 0]) - KV * rows[:, 1] + KI * np.repeat(integral, calls)
+
+
+LAW_TOLERANCE = 1e-9
+"""Relative (and absolute, in N·m) tolerance of the recomputed law: round-off of a sum of 1500
+terms is ~1e-13, while advancing the integral one step late already changes ctrl by KI·h·error."""
+
+
+def _law_breach(rows: np.ndarray, integrator: str) -> str:
+    """"" if every recorded control of the run is :func:`pi_law` of the state it saw (to
+    :data:`LAW_TOLERANCE`), else where and how it is not."""
+    calls = CALLS_PER_STEP[integrator]
+    h = mujoco.MjModel.from_xml_string(COUNTER_XML).opt.timestep
+    law = pi_law(rows, calls, h)
+    off = np.abs(rows[:, 2] - law) > LAW_TOLERANCE * (1 + np.abs(law))
+    if not off.any():
+        return ""
+    k = int(np.argmax(off))
+    # the chapter's mistake: the integral advanced in feedback, at every call (four per RK4 step)
+    naive = KP * (TARGET - rows[:, 0]) - KV * rows[:, 1] + KI * np.cumsum(h * (TARGET - rows[:, 0]))
+    if calls > 1 and np.all(np.abs(rows[:, 2] - naive) <= LAW_TOLERANCE * (1 + np.abs(naive))):
+        return (f"under {integrator} the integral grows at every feedback call, {calls} times per step: "
+                "feedback updates state of its own")
+    return (f"under {integrator}, feedback call {k} (step {k // calls}) left ctrl[0] = {fmt(rows[k, 2])} "
+            "N·m; KP·(TARGET − q) − KV·q̇ + KI·z with z advanced once per step in tick gives "
+            f"{fmt(law[k])} N·m")
+
+
+def _controller_record(record: Any) -> dict[str, Any]:
+    """A record of :func:`probe_controller`, validated for shape and types only
+    (``{"runs": {"EULER": run, "RK4": run}}``, each run ``{"per_step": [int, ...], "feedback":
+    text}``; AnswerError otherwise): its content is verified by the replay and the law."""
+    if not (isinstance(record, dict) and set(record) == {"runs"} and isinstance(record["runs"], dict)
+            and set(record["runs"]) == set(CALLS_PER_STEP)):
+        raise AnswerError("the record of the function should hold its closed-loop runs, EULER and RK4, "
+                          "and nothing else")
+    for integrator, run in record["runs"].items():
+        if not (isinstance(run, dict) and set(run) == {"per_step", "feedback"}
+                and isinstance(run["feedback"], str) and isinstance(run["per_step"], list)
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in run["per_step"])):
+            raise AnswerError(f"the record's {integrator} run is not a recorded run")
+    return record
 
 
 @checker("4.4", "Control state outside the callback", points=3,
-         answers={"make_controller": recorded(probe_controller, "a function")})
+         answers={"make_controller": recorded(probe_controller, "a function", validate=_controller_record)})
 def _control_state(ex: Exercise) -> None:
-    run = ex.value("make_controller")
-    runs = run.get("runs") if isinstance(run, dict) else None
-    replayed: dict[str, np.ndarray] = {}
-    problem = "" if isinstance(runs, dict) else "the record holds no closed-loop runs"
+    runs = ex.value("make_controller")["runs"]
+    replayed: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    problem = ""
     for integrator in CALLS_PER_STEP:
-        if not problem:
-            angles, problem = _replay(runs.get(integrator), integrator)
-            if angles is not None:
-                replayed[integrator] = angles
-    purity = run.get("purity") if isinstance(run, dict) else None
-    if not problem and not (isinstance(purity, list) and len(purity) == 2
-                            and all(isinstance(v, float | int) for v in purity)):
-        problem = "the record holds no purity probe"
-    if problem:                       # nothing in a record MuJoCo cannot reproduce is trusted
-        why = ("your controller's run cannot be verified: " + problem
-               + " (tick and feedback may change nothing but data.ctrl[0] and their own state)")
-        for requirement in ("calling feedback twice on the same state gives the same control",
-                            "the integral term holds the target against the load",
-                            "RK4 and Euler trajectories agree to within 0.05 rad",
-                            "no callback is left installed"):
-            ex.require(False, requirement, failure=why)
-        return
-    ex.require(purity[0] == purity[1], "calling feedback twice on the same state gives the same control",
-               failure="the second call changed the control: feedback updates state of its own",
-               hint="move every state update (the integral) into tick")
-    euler = replayed["EULER"]
-    ex.require(abs(euler[-1] - TARGET) < 0.01, "the integral term holds the target against the load",
-               failure=f"after {fmt(SECONDS)} s the angle is {fmt(euler[-1])} rad instead of {fmt(TARGET)}",
+        run = runs[integrator]
+        angles, rows, problem = _replayed(integrator, run["feedback"], tuple(run["per_step"]))
+        if problem:
+            break
+        replayed[integrator] = angles, rows
+    # nothing in a record MuJoCo cannot reproduce is trusted
+    ex.precondition(not problem, "the recorded runs replay in MuJoCo",
+                    failure="your controller's run cannot be verified: " + problem
+                            + " (tick and feedback may change nothing but data.ctrl[0] and their own state)")
+    # the law recomputed from the states each call saw replaces any self-report: it proves that
+    # both runs came from the one controller of the exercise
+    breach = {integrator: _law_breach(rows, integrator) for integrator, (_, rows) in replayed.items()}
+    ex.require(not any(breach.values()),
+               "at every recorded call, feedback gives KP·(TARGET − q) − KV·q̇ + KI·z, "
+               "z advanced once per step",
+               failure="; ".join(why for why in breach.values() if why),
+               hint="move every state update (the integral) into tick; feedback only reads")
+    euler, rk4 = replayed["EULER"][0], replayed["RK4"][0]
+    # both trajectory checks follow from the law; they count only for the runs that follow it (a
+    # stateless high-gain law holds the target, and any stateless law agrees under both integrators)
+    other = "the runs follow another law than the exercise's (above)"
+    held = abs(euler[-1] - TARGET) < 0.01
+    ex.require(held and not breach["EULER"], "the integral term holds the target against the load",
+               failure=(f"after {fmt(SECONDS)} s the angle is {fmt(euler[-1])} rad instead of {fmt(TARGET)}"
+                        if not held else f"it holds the target, but {other}"),
                hint="the integral accumulates h·(TARGET − q) once per step, and the control adds KI·integral")
-    gap = np.abs(replayed["RK4"] - euler).max()
-    ex.require(gap < 0.05, "RK4 and Euler trajectories agree to within 0.05 rad",
-               failure=f"they differ by up to {fmt(gap)} rad",
+    gap = float(np.abs(rk4 - euler).max())
+    ex.require(gap < 0.05 and not any(breach.values()), "RK4 and Euler trajectories agree to within 0.05 rad",
+               failure=f"they differ by up to {fmt(gap)} rad" if gap >= 0.05 else f"they agree, but {other}",
                hint="under RK4 mjcb_control runs four times per step")
-    ex.require(run.get("callback_left") is False and mujoco.get_mjcb_control() is None,
-               "no callback is left installed",
-               failure="a control callback is still installed",
-               hint="run_pi removes it in its finally clause")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import mujoco
@@ -18,7 +19,7 @@ from ..contact import pairs
 from ..display import fmt
 from ..models import load
 from ..models import spec as model_spec
-from .answers import NUMBER, array, mapping
+from .answers import NUMBER, array, integer, mapping, number
 from .core import Exercise, ExerciseFailed, checker
 
 __all__ = ["CHUTE_ANGLE", "CHUTE_LENGTH", "CHUTE_SPEED", "PADS", "RUBBER", "STEEL", "WANTED", "MixedContact",
@@ -51,23 +52,47 @@ def gripper_contacts(masks: Mapping[str, Sequence[int]]) -> set[frozenset[str]]:
     return pairs(grip, grip_data)
 
 
-@checker("6.1", "Fingers that grip but do not clash", points=3,
-         answers={"masks": mapping(array(length=2, integer=True))})
+# contype and conaffinity are 32-bit masks: non-negative integers below 2**31
+_MASK = integer(0, 2**31 - 1,
+                why="contype and conaffinity are non-negative integers below 2**31 (32-bit masks)")
+MASKS = mapping(array(length=2, integer=True, each=_MASK))
+
+
+@lru_cache(maxsize=64)
+def _contacts(masks: tuple[tuple[int, int], ...]) -> frozenset[frozenset[str]]:
+    """:func:`gripper_contacts` for the masks of :data:`PADS`, in order (cached)."""
+    return frozenset(gripper_contacts(dict(zip(PADS, masks, strict=True))))
+
+
+@checker("6.1", "Fingers that grip but do not clash", points=3, answers={"masks": MASKS})
 def _fingers(ex: Exercise) -> None:
     masks = ex.value("masks")
     for g in PADS:
         if g not in masks:
             raise ExerciseFailed(f"`masks` has no entry {g!r}: give (contype, conaffinity) for "
                                  f"{', '.join(repr(p) for p in PADS)}")
-        if not all(0 <= v < 2**31 for v in masks[g]):
-            raise ExerciseFailed(f"`masks[{g!r}]` = {tuple(masks[g])}: contype and conaffinity are "
-                                 "non-negative integers below 2**31 (32-bit masks)")
-    got = gripper_contacts(masks)
-    for pair, want in WANTED:
-        ex.require((frozenset(pair) in got) == want, f"{_name(pair)}: {'contact' if want else 'no contact'}",
-                   failure="MuJoCo " + ("does not generate it" if want else "generates it"),
-                   hint="a pair collides when contype of one shares a bit with conaffinity of the other; "
-                        "the floor's masks are 1 and 1")
+    got = _contacts(tuple(tuple(int(v) for v in masks[g]) for g in PADS))
+    wrong = {pair: f"{_name(pair)}: MuJoCo " + ("does not generate it" if want else "generates it")
+             for pair, want in WANTED if (frozenset(pair) in got) != want}
+    # each half of the table pairs contacts that must happen with contacts that must not, so that
+    # neither "everything collides" (the default masks) nor "nothing collides" meets one; the floor
+    # half counts only once the pads grip, or pads that touch nothing would meet it
+    grip = [(("left", "cube"), True), (("right", "cube"), True), (("left", "right"), False)]
+    floor = [(("cube", "floor"), True), (("left", "floor"), False), (("right", "floor"), False)]
+    gripping = not any(pair in wrong for pair, _ in grip)
+
+    def table(half: list[tuple[tuple[str, str], bool]]) -> str:
+        return "; ".join(", ".join(_name(pair) for pair, want in half if want is contact)
+                         + (": contact" if contact else ": no contact") for contact in (True, False))
+
+    ex.require(gripping, table(grip),
+               failure="; ".join(wrong[pair] for pair, _ in grip if pair in wrong),
+               hint="a pair collides when contype of one shares a bit with conaffinity of the other; "
+                    "the pads must each share a bit with the cube, but not with each other")
+    floor_wrong = [wrong[pair] for pair, _ in floor if pair in wrong]
+    ex.require(gripping and not floor_wrong, table(floor),
+               failure="; ".join(floor_wrong) or "right, but this counts once the pads grip the cube (above)",
+               hint="the floor's masks are 1 and 1: the cube shares bit 1 with it, the pads must not")
 
 
 # -- Exercise 6.2: rubber on steel -------------------------------------------------------
@@ -117,11 +142,17 @@ RUBBER = dict(friction=[1.2, 0.01, 0.0001], solref=[0.01, 1.0], solimp=_SOLIMP, 
 """Exercise 6.2's rubber pad (the ball): priority 0, solmix 2."""
 
 
+@lru_cache(maxsize=1)
+def _steel_rubber() -> MixedContact:
+    """``mixed(STEEL, RUBBER)``, the contact of Exercise 6.2 (the same for every answer)."""
+    return mixed(STEEL, RUBBER)
+
+
 @checker("6.2", "Rubber on steel", points=4,
          answers={"mixed_sliding": NUMBER, "mixed_rolling": NUMBER, "mixed_timeconst": NUMBER,
                   "mixed_dampratio": NUMBER})
 def _rubber_on_steel(ex: Exercise) -> None:
-    c = mixed(STEEL, RUBBER)
+    c = _steel_rubber()
     ex.close("mixed_sliding", c.friction[0], rtol=1e-6, hint="friction is not averaged",
              mistakes={(1.2 * 2 + 0.4) / 3: "that is the solmix-weighted average; friction takes the maximum",
                        0.8: "that is the plain average; friction takes the maximum"})
@@ -182,17 +213,27 @@ def speed_after(theta: float, mu: float, distance: float, seconds: float = 3.0) 
 CHUTE_ANGLE, CHUTE_LENGTH, CHUTE_SPEED = 30.0, 0.3, 1.0   # degrees, m, m/s: Exercise 6.3's chute
 
 
-@checker("6.3", "A friction coefficient for an exit speed", points=3, answers={"mu_chute": NUMBER})
+# 0 ≤ μ ≤ 10: a friction coefficient is not negative, no real material pair exceeds ~2, and the part
+# already holds on the 30° chute for any μ ≥ tan 30° ≈ 0.58; the answer is ≈ 0.46, and the typical
+# mistake, Coulomb's threshold tan 30°, stays inside to be told so
+FRICTION = number(0, 10, why="a friction coefficient is not negative, and no real material pair exceeds ~2")
+
+
+@lru_cache(maxsize=64)
+def _exit_speed_of(mu: float) -> float:
+    """:func:`speed_after` on the chute of Exercise 6.3 (m/s), cached."""
+    return speed_after(CHUTE_ANGLE, mu, CHUTE_LENGTH)
+
+
+@checker("6.3", "A friction coefficient for an exit speed", points=3, answers={"mu_chute": FRICTION})
 def _exit_speed(ex: Exercise) -> None:
-    mu = float(ex.value("mu_chute"))
-    if mu < 0:
-        raise ExerciseFailed(f"`mu_chute` = {fmt(mu)}: a friction coefficient is ≥ 0")
-    speed = speed_after(CHUTE_ANGLE, mu, CHUTE_LENGTH)
-    ex.require(speed > 0, "the part slides down the 30° chute",
-               failure="it does not get 0.3 m down the chute in 3 s",
-               hint="it holds when μ ≥ tan θ; it must slide, so μ < tan 30°")
+    speed = _exit_speed_of(float(ex.value("mu_chute")))
+    # sliding is the gate, not a share: μ = 0 slides too
+    ex.precondition(speed > 0, "the part slides down the 30° chute",
+                    failure="it does not get 0.3 m down the chute in 3 s",
+                    hint="it holds when μ ≥ tan θ; it must slide, so μ < tan 30°")
     ex.require(abs(speed - CHUTE_SPEED) <= 0.05 * CHUTE_SPEED,
                "it leaves the chute, 0.3 m down, at 1.0 m/s (±5 %)",
-               failure=f"it passes 0.3 m at {fmt(speed, unit='m/s')}" if speed > 0 else "it never gets there",
+               failure=f"it passes 0.3 m at {fmt(speed, unit='m/s')}",
                hint="while it slides the acceleration is constant, g·(sin θ − μ·cos θ); "
                     "from rest, speed² = 2·acceleration·distance")

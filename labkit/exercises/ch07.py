@@ -22,8 +22,8 @@ from .. import contact, models, sim, solver
 from ..display import fmt
 from ..models import load
 from ..recording import Recording, record
-from .answers import array, mapping
-from .core import Exercise, ExerciseFailed, checker
+from .answers import AnswerError, Kind, array, mapping
+from .core import Exercise, checker
 
 __all__ = [
     "PAIRS",
@@ -37,6 +37,7 @@ __all__ = [
     "restitution",
     "slot",
     "slot_trial",
+    "solref_kind",
     "tray",
 ]
 
@@ -102,13 +103,23 @@ def _mask_problem(masks: dict[str, Any]) -> str | None:
     return None
 
 
-@checker("7.1", "Separate the arm from the frame with bitmasks", points=3,
-         answers={"masks": mapping(array(length=2, integer=True))})
-def _bitmasks(ex: Exercise) -> None:
-    masks = ex.value("masks")
+def _masks(value: Any) -> dict[str, list[int]]:
+    """Exercise 7.1's answer as data: a dict of (contype, conaffinity) pairs of the frame, the
+    arm and the probe (the floor may be restated as 1/1), each a whole number from 0 to
+    2³¹ − 1, MuJoCo's int bitmask (AnswerError otherwise, before anything is simulated)."""
+    masks = mapping(array(length=2, integer=True)).convert(value)
     problem = _mask_problem(masks)
     if problem:
-        raise ExerciseFailed(problem)
+        raise AnswerError(problem)
+    return masks
+
+
+MASKS = Kind("a dict of (contype, conaffinity) pairs", _masks)
+
+
+@checker("7.1", "Separate the arm from the frame with bitmasks", points=3, answers={"masks": MASKS})
+def _bitmasks(ex: Exercise) -> None:
+    masks = ex.value("masks")
     graded, _ = load("tuning_frame_mesh")
     for name, (ctype, caff) in masks.items():
         graded.geom(name).contype, graded.geom(name).conaffinity = ctype, caff
@@ -118,12 +129,16 @@ def _bitmasks(ex: Exercise) -> None:
                failure=f"contact.why says: {said}",
                hint="two geoms collide when contype of one shares a bit with conaffinity of the other; "
                     "give the frame its own bit and let the probe accept both bits")
+    # one requirement, both sides: switching the frame's collisions off (0/0) stops the jitter,
+    # and changing nothing keeps the probe on the frame; only the bitmask fix does both
     rms, _, graded_data, _ = jitter_of(graded)
-    ex.require(rms < 1e-6 * baseline_jitter(), "the arm no longer jitters",
-               failure=f"RMS {fmt(rms, 3)} rad/s")
-    ex.require(abs(graded_data.body("probe").xpos[2] - probe_on_frame_height(graded)) < 1e-3,
-               "the probe still rests on the frame",
-               failure="the probe left the frame", hint="the frame and the probe must still share a bit")
+    quiet = rms < 1e-6 * baseline_jitter()
+    rests = abs(graded_data.body("probe").xpos[2] - probe_on_frame_height(graded)) < 1e-3
+    ex.require(quiet and rests, "the arm no longer jitters, and the probe still rests on the frame",
+               failure="; ".join(([] if quiet else [f"the arm still jitters: RMS {fmt(rms, 3)} rad/s"])
+                                 + ([] if rests else ["the probe left the frame"])),
+               hint="the frame must share no bit with the arm, but still share one with the probe",
+               weight=2)
 
 
 # -- § 4 · a ball that should bounce (exercise 7.2) ----------------------------------------------------
@@ -156,19 +171,54 @@ def bounce(solref: Sequence[float], model_name: str = "tuning_bounce", seconds: 
     return float(np.sqrt(rebound / lowest[0])), rec, model, data
 
 
-@checker("7.2", "A bounce with e = 0.5", points=3, answers={"bounce_solref": array(length=2)})
+# solref's ranges: generous for any contact of the course, tight enough that no answer
+# reaches MuJoCo as a number it cannot mean
+TIMECONST_MAX = 1.0   # s: at 1 s a body resting under gravity sinks metres deep (depth ≈ g·τ²)
+DAMPRATIO_MAX = 10.0  # beyond ten times critical damping a contact only creeps; no lesson asks for it
+STIFFNESS_MAX = 1e8   # 1/s²: ω = 10⁴ rad/s, a 0.6 ms period, 3 steps of the course's finest (0.2 ms) step
+DAMPING_MAX = 1e5     # 1/s: 5 × the critical damping 2·ω of that stiffest contact
+
+
+def _solref(value: Any) -> list[float]:
+    """A solref as data: (timeconst s, dampratio), both > 0, or (-stiffness 1/s², -damping 1/s),
+    both < 0, within the ranges above (AnswerError otherwise)."""
+    ref = np.asarray(array(length=2).convert(value), dtype=float)
+    if ref.ndim != 1:
+        raise AnswerError("the answer should be two numbers, (timeconst, dampratio) or (-stiffness, "
+                          f"-damping); it has shape {ref.shape}")
+    if np.all(ref > 0):
+        limits = (("timeconst", TIMECONST_MAX, " s"), ("dampratio", DAMPRATIO_MAX, ""))
+    elif np.all(ref < 0):
+        limits = (("stiffness", STIFFNESS_MAX, " 1/s²"), ("damping", DAMPING_MAX, " 1/s"))
+    else:
+        raise AnswerError(f"the answer {fmt(ref.tolist())} is not a solref: (timeconst, dampratio) are both "
+                          "> 0, (-stiffness, -damping) both < 0; MuJoCo replaces a mixed-sign solref, or "
+                          "one with a zero, by its default")
+    for (name, high, unit), entry in zip(limits, np.abs(ref), strict=True):
+        if entry > high:
+            raise AnswerError(f"the answer's {name} should be at most {high:g}{unit}, got {entry:g}{unit}: "
+                              "no contact of the course is that soft or that stiff")
+    return ref.tolist()
+
+
+def solref_kind() -> Kind:
+    """The kind of a solref answer (exercises 7.2, 9.3 and the capstone): two numbers, both
+    > 0 (timeconst ≤ 1 s, dampratio ≤ 10) or both < 0 (stiffness ≤ 1e8 1/s², damping ≤ 1e5
+    1/s); anything else is refused with its reason before it is simulated."""
+    return Kind("a solref (two numbers)", _solref)
+
+
+@checker("7.2", "A bounce with e = 0.5", points=3, answers={"bounce_solref": solref_kind()})
 def _bounce(ex: Exercise) -> None:
     answer = np.asarray(ex.value("bounce_solref"), dtype=float)
-    if ex.require(answer.shape == (2,), "bounce_solref has two numbers",
-                  failure=f"it has shape {answer.shape}"):
-        e_answer = bounce(tuple(answer))[0]
-        textbook = answer[0] > 0 and abs(answer[1] - TEXTBOOK_ZETA) < 0.005
-        ex.require(abs(e_answer - 0.5) <= 0.02, "the measured restitution is 0.5 ± 0.02",
-                   failure=f"the ball bounced back with e = {fmt(e_answer, 3)}"
-                   + (": that damping ratio comes from the textbook formula, which lets the contact pull"
-                      if textbook else ""),
-                   hint="e depends only on the damping ratio; invert restitution(ζ) numerically "
-                        "(it decreases with ζ)")
+    e_answer = bounce(tuple(answer))[0]
+    textbook = answer[0] > 0 and abs(answer[1] - TEXTBOOK_ZETA) < 0.005
+    ex.require(abs(e_answer - 0.5) <= 0.02, "the measured restitution is 0.5 ± 0.02",
+               failure=f"the ball bounced back with e = {fmt(e_answer, 3)}"
+               + (": that damping ratio comes from the textbook formula, which lets the contact pull"
+                  if textbook else ""),
+               hint="e depends only on the damping ratio; invert restitution(ζ) numerically "
+                    "(it decreases with ζ)")
 
 
 # -- § 5 · a peg that will not enter its hole (exercise 7.3) ----------------------------------------
@@ -232,30 +282,49 @@ def slot_trial(walls: Sequence[Any]) -> tuple[float, list[float], np.ndarray]:
 
 
 MAX_WALLS = 64
+WALL_REACH = 0.5   # m: the slot is 75 × 30 × 50 mm; no wall of it is centred or sized beyond half a metre
 
 
-@checker("7.3", "Decompose a slot", points=3, answers={"slot_walls": array()})
+def _walls(value: Any) -> list[Any]:
+    """Exercise 7.3's answer as data: 1 to :data:`MAX_WALLS` (centre, half_sizes) boxes (m),
+    shape (n, 2, 3), positive half-sizes, every number within ±:data:`WALL_REACH` (AnswerError
+    otherwise, before anything is simulated)."""
+    walls = np.asarray(array().convert(value), dtype=float)
+    if walls.ndim != 3 or walls.shape[1:] != (2, 3):
+        raise AnswerError(f"the answer should be a list of (centre, half_sizes) pairs of three numbers "
+                          f"each, i.e. of shape (n, 2, 3); it has shape {walls.shape}")
+    if not 1 <= len(walls) <= MAX_WALLS:
+        raise AnswerError(f"the answer should hold between 1 and {MAX_WALLS} boxes; it holds {len(walls)}")
+    if np.any(walls[:, 1] <= 0):
+        raise AnswerError("every half-size in the answer must be positive (a box's size holds half-lengths "
+                          "in metres)")
+    if np.any(np.abs(walls) > WALL_REACH):
+        raise AnswerError(f"every centre and half-size in the answer should be within ±{WALL_REACH:g} m: the "
+                          "slot is 75 mm × 30 mm × 50 mm (sizes are in metres)")
+    return walls.tolist()
+
+
+@checker("7.3", "Decompose a slot", points=3,
+         answers={"slot_walls": Kind("a list of (centre, half_sizes) boxes", _walls)})
 def _slot(ex: Exercise) -> None:
     walls = np.asarray(ex.value("slot_walls"), dtype=float)
-    if walls.ndim != 3 or walls.shape[1:] != (2, 3):
-        raise ExerciseFailed(f"`slot_walls` should be a list of (centre, half_sizes) pairs of three numbers "
-                             f"each, i.e. of shape (n, 2, 3); it has shape {walls.shape}")
-    if not 1 <= len(walls) <= MAX_WALLS:
-        raise ExerciseFailed(f"`slot_walls` should hold between 1 and {MAX_WALLS} boxes; "
-                             f"it holds {len(walls)}")
-    if np.any(walls[:, 1] <= 0):
-        raise ExerciseFailed("every half-size in `slot_walls` must be positive (a box's size holds "
-                             "half-lengths in metres)")
     depth, rims, peg_xy = slot_trial(walls)
-    ex.require(depth >= 0.045, "the peg drops into the slot",
-               failure=f"it went {fmt(depth * 1e3, 3)} mm deep",
-               hint="the walls must leave the inside (50 mm × 20 mm) free; size= holds half-lengths")
+    # one requirement, both sides: no walls at all let the peg drop in, and one solid box (the
+    # hull again) keeps it in place; only a slot does both
+    dropped, inside = depth >= 0.045, bool((peg_xy < SLOT_INSIDE).all())
+    ex.require(dropped and inside, "the peg drops into the slot and, pushed sideways, stays inside it",
+               failure="; ".join(([] if dropped else [f"it went {fmt(depth * 1e3, 3)} mm deep"])
+                                 + ([] if inside else [f"pushed, the peg's centre moved to "
+                                                       f"{fmt(peg_xy * 1e3, 3)} mm"])),
+               hint="the walls must leave the inside (50 mm × 20 mm) free and cover all four sides; "
+                    "size= holds half-lengths", weight=2)
     rim = SLOT_RIM + 0.002                                   # a probe's centre on the rim: rim + its radius
-    ex.require(all(abs(z - rim) < 1e-3 for z in rims), "probes dropped on the walls rest on the rim",
-               failure=f"probe heights {fmt(rims, 3)} m",
+    on_rim = all(abs(z - rim) < 1e-3 for z in rims)
+    # the solid hull holds the probes on the rim too: the rim counts only once the peg is in
+    ex.require(dropped and on_rim, "probes dropped on the walls rest on the rim",
+               failure="; ".join(([] if on_rim else [f"probe heights {fmt(rims, 3)} m"])
+                                 + ([] if dropped else ["it counts only once the peg drops into the slot"])),
                hint="each wall must reach the rim (50 mm) and span the tube")
-    ex.require(bool((peg_xy < SLOT_INSIDE).all()), "pushed sideways, the peg stays inside the slot",
-               failure=f"the peg's centre moved to {fmt(peg_xy * 1e3, 3)} mm", hint="cover all four sides")
 
 
 # -- § 6 · body order and fill-in (the chapter's scene; no exercise) --------------------------------

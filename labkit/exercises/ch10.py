@@ -15,6 +15,7 @@ Every exercise is graded by simulating the learner's numbers in a freshly loaded
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +24,7 @@ from .. import models, sim
 from ..display import fmt
 from ..models import load
 from ..recording import Recording, record
-from .answers import NUMBER
+from .answers import number
 from .core import Exercise, checker
 
 if TYPE_CHECKING:
@@ -151,13 +152,18 @@ def arm_motion(model: mujoco.MjModel, data: mujoco.MjData, duration: float = 1.0
 
 # -- Exercise 10.1 ------------------------------------------------------------------------------
 
+@cache
+def _servo_limit() -> float:
+    """The largest stable Euler timestep (s) of :func:`exercise_servo` (measured once)."""
+    return stability_limit(*exercise_servo())
+
+
 @checker("10.1", "The largest stable timestep of a damped servo under Euler", points=2,
-         answers={"servo_timestep": NUMBER})
+         answers={"servo_timestep": number(0, 1, low_open=True, high_open=True, unit=" s",
+                                           why="a timestep is positive, and this servo (period 0.13 s) "
+                                               "diverges long before 1 s")})
 def _servo_timestep(ex: Exercise) -> None:
     h = ex.value("servo_timestep")
-    if not ex.require(0 < h < 1, "the timestep is positive and below 1 s",
-                      failure=f"it is {fmt(h, unit='s')}"):
-        return
     model, data = exercise_servo()
     omega, zeta = math.sqrt(EX_KP), EX_KV / (2 * math.sqrt(EX_KP))   # the ball weighs 1 kg
     mistakes = {2 / omega: "that is the limit of an undamped oscillator; under Euler the servo's kv "
@@ -167,43 +173,49 @@ def _servo_timestep(ex: Exercise) -> None:
                 2 * (math.sqrt(2) - 1) / omega: "that is the limit at damping ratio 1; this servo's ratio "
                 "is kv / (2√(kp·m))"}
     why = next((text for value, text in mistakes.items() if math.isclose(h, value, rel_tol=1e-3)), "")
+    # one requirement, both sides: any tiny step is stable, and only the limit is both
     stable = not diverges(model, data, h)
-    ex.require(stable, "the servo stays bounded at this timestep under Euler",
-               failure=f"it diverges at {fmt(h, unit='s')}" + (f": {why}" if why else ""),
-               hint="write one Euler step of x'' = -ω²x - 2ζω x' with the velocity updated first, "
-                    "and ask when its growth factor reaches -1")
-    if stable:
-        limit = stability_limit(model, data, low=h, high=1.0)
-        ex.require(h >= 0.95 * limit, "the timestep is within 5 % of the largest stable one",
-                   failure=f"{fmt(h, unit='s')} is stable but more than 5 % too cautious"
-                   + (f": {why}" if why else ""),
-                   hint="the limit solves (ωh)² + 4ζ(ωh) - 4 = 0")
+    close = h >= 0.95 * _servo_limit()
+    if not stable:
+        failure = f"it diverges at {fmt(h, unit='s')}" + (f": {why}" if why else "")
+        hint = ("write one Euler step of x'' = -ω²x - 2ζω x' with the velocity updated first, "
+                "and ask when its growth factor reaches -1")
+    else:
+        failure = f"{fmt(h, unit='s')} is stable but more than 5 % too cautious" + (f": {why}" if why else "")
+        hint = "the limit solves (ωh)² + 4ζ(ωh) - 4 = 0"
+    ex.require(stable and close, "the servo stays bounded at this timestep under Euler, within 5 % of the "
+               "largest stable one", failure=failure, hint=hint)
 
 
 # -- Exercise 10.2 ------------------------------------------------------------------------------
 
-@checker("10.2", "Armature that tames the finger", points=2, answers={"finger_armature": NUMBER})
+MAX_ARMATURE = 1e-3   # kg·m²: over 5000 times the 2 cm finger's own inertia about its hinge
+
+
+@checker("10.2", "Armature that tames the finger", points=2,
+         answers={"finger_armature": number(0, MAX_ARMATURE, unit=" kg·m²",
+                                            why="armature adds inertia to the hinge; it cannot remove any, "
+                                                "and 1e-3 kg·m² is thousands of times the finger's own")})
 def _armature(ex: Exercise) -> None:
     armature = ex.value("finger_armature")
-    if not ex.require(armature >= 0, "the armature is not negative", failure=f"it is {fmt(armature)}",
-                      hint="armature adds inertia to the hinge; it cannot remove any"):
-        return
     bare, _ = finger()
     kp, inertia = bare.actuator_gainprm[0, 0], bare.dof_M0[0]
     why = {kp * FINGER_TIMESTEP**2 / 4: "that is the inertia the hinge needs in all; the finger already "
            "brings some of its own (dof_M0)"}
     note = next((f": {text}" for value, text in why.items()
                  if math.isclose(armature, value, rel_tol=1e-3)), "")
+    # one requirement, both sides: any huge armature is stable, and only the least one is both
     stable = not diverges(*finger(armature), FINGER_TIMESTEP)
-    ex.require(stable, "the finger stays bounded at the 2 ms step under Euler",
-               failure=f"with {fmt(armature, unit='kg·m²')} it still diverges",
-               hint="the servo is a spring of kp on the hinge's inertia I + armature: keep ω·h below 2")
-    if stable:
-        ex.require(diverges(*finger(armature / ARMATURE_SLACK), FINGER_TIMESTEP),
-                   "it is at most 25 % more armature than the least that works",
-                   failure=f"{fmt(armature, unit='kg·m²')} works, but so does {fmt(1 / ARMATURE_SLACK)}× "
-                   f"as much{note}",
-                   hint=f"the hinge's own inertia is dof_M0 = {fmt(inertia, unit='kg·m²')}")
+    least = stable and diverges(*finger(armature / ARMATURE_SLACK), FINGER_TIMESTEP)
+    if not stable:
+        failure = f"with {fmt(armature, unit='kg·m²')} it still diverges"
+        hint = "the servo is a spring of kp on the hinge's inertia I + armature: keep ω·h below 2"
+    else:
+        failure = (f"{fmt(armature, unit='kg·m²')} works, but so does {fmt(1 / ARMATURE_SLACK)}× as much"
+                   f"{note}")
+        hint = f"the hinge's own inertia is dof_M0 = {fmt(inertia, unit='kg·m²')}"
+    ex.require(least, "the finger stays bounded at the 2 ms step under Euler, with at most 25 % more "
+               "armature than the least that works", failure=failure, hint=hint)
 
 
 # -- Exercise 10.3 ------------------------------------------------------------------------------
@@ -227,24 +239,38 @@ def _mistake(ex: Exercise, *names: str) -> str:
     return ""
 
 
-@checker("10.3", "The arm and the cube in centimetres and grams", points=3,
-         answers={"cgs_gravity": NUMBER, "cgs_density": NUMBER, "cgs_damping": NUMBER, "cgs_width": NUMBER})
+# the four numbers' ranges: positive, and wide enough to explain every unit slip between SI, CGS and
+# mm–kg–s (the typical mistakes below), but no wider than the physics allows
+_CGS_KINDS = {
+    "cgs_gravity": number(0, 1e5, low_open=True, unit=" cm/s²",
+                          why="gravity's magnitude is positive, and 1e5 cm/s² is 100 g"),
+    "cgs_density": number(0, 1e4, low_open=True, unit=" g/cm³",
+                          why="a density is positive, and 1e4 g/cm³ is 400 times osmium's"),
+    "cgs_damping": number(0, 1e10, low_open=True, unit=" g·cm²/s",
+                          why="a damping is positive, and at 1e10 g·cm²/s (1000 N·m·s/rad) the arm "
+                              "barely moves in the trial"),
+    "cgs_width": number(0, 100, low_open=True, unit=" cm",
+                        why="solimp's width is a positive length, and 100 cm is larger than the whole scene"),
+}
+
+
+@checker("10.3", "The arm and the cube in centimetres and grams", points=3, answers=_CGS_KINDS)
 def _cgs(ex: Exercise) -> None:
     values = {key: ex.value(f"cgs_{key}") for key in SI}
-    if not ex.require(all(v > 0 for v in values.values()), "all four numbers are positive",
-                      failure="gravity's magnitude, density, damping and width must be positive"):
-        return
     si_model, si_data = with_units("scale_arm", **SI)
     model, data = with_units("scale_arm_cm", **values)
-    ex.require(np.allclose(model.body_mass, 1e3 * si_model.body_mass, rtol=1e-9, atol=0),
-               "the bodies weigh what they weigh in SI (in grams)",
-               failure=_mistake(ex, "cgs_density") or "the masses differ",
-               hint="1 kg/m³ is 1000 g per 10⁶ cm³")
     si, cgs = arm_motion(si_model, si_data), arm_motion(model, data)
     fall = si.t <= 0.1                                   # before the cube lands: free fall only
     # 1e-9 m: both runs compute the same numbers up to rounding and the solver's 1e-8 tolerance
-    ex.require(np.allclose(cgs["pose"][fall, :3] / 100, si["pose"][fall, :3], rtol=0, atol=1e-9),
-               "the cube falls as in SI", failure=_mistake(ex, "cgs_gravity") or "it falls at another rate",
+    falls = np.allclose(cgs["pose"][fall, :3] / 100, si["pose"][fall, :3], rtol=0, atol=1e-9)
+    weighs = np.allclose(model.body_mass, 1e3 * si_model.body_mass, rtol=1e-9, atol=0)
+    # 1 g/cm³ is what a guess of 1 gives: the masses count only with the fall, which no guess meets
+    ex.require(weighs and falls, "the bodies weigh what they weigh in SI (in grams)",
+               failure=(_mistake(ex, "cgs_density") or "the masses differ") if not weighs
+               else "the masses are right, but they count only once the cube falls as in SI",
+               hint="1 kg/m³ is 1000 g per 10⁶ cm³")
+    ex.require(falls, "the cube falls as in SI",
+               failure=_mistake(ex, "cgs_gravity") or "it falls at another rate",
                hint="an acceleration is a length per time²")
     ex.require(np.allclose(cgs["angle"], si["angle"], rtol=0, atol=1e-9), "the arm swings as in SI",
                failure=_mistake(ex, "cgs_gravity", "cgs_density", "cgs_damping") or "it swings differently",

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..display import fmt
 from ..errors import ExerciseFailed
-from .answers import Kind
+from .answers import Kind, probe_seed, validate
 
 __all__ = ["Exercise", "ExerciseFailed", "Result", "Spec", "chapter_specs", "checker", "spec"]
 
@@ -40,7 +40,10 @@ __all__ = ["Exercise", "ExerciseFailed", "Result", "Spec", "chapter_specs", "che
 
 @dataclass
 class Result:
-    """One requirement of an exercise: what was asked, whether it was met, and why not."""
+    """One requirement of an exercise: what was asked, whether it was met, and why not.
+
+    A *precondition* (``gate``) carries no weight: meeting it earns nothing, missing it
+    makes the whole exercise score 0."""
 
     requirement: str
     passed: bool
@@ -48,6 +51,7 @@ class Result:
     message: str = ""
     hint: str = ""
     hidden: bool = False
+    gate: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,15 +68,24 @@ class Spec:
     def chapter(self) -> int:
         return int(self.id.split(".")[0])
 
-    def grade(self, answers: Mapping[str, Any], *, hidden: bool = False) -> Exercise:
+    def grade(self, answers: Any, *, hidden: bool = False, seed: int | None = None) -> Exercise:
         """Score answer data (``{name: {"value": ...} | {"missing": True} | {"invalid": why}}``).
 
-        ``hidden``: also run the hidden requirements (the grader does; notebooks do not).
-        Never raises for a bad answer: an error while checking becomes a failed requirement.
+        Every answer is first validated with its declared kind (:func:`.answers.validate`:
+        type, finiteness, physical range), whatever produced the data, so a checker only
+        ever sees well-formed values.  ``hidden``: also run the hidden requirements (the
+        grader does; notebooks do not).  ``seed``: the seed the probe of a code answer
+        generated its unseen inputs with (the grader passes its own draw; default
+        :func:`.answers.probe_seed`).  Never raises for a bad answer: an error while
+        checking becomes a failed requirement.
         """
-        ex = Exercise(self, answers, hidden=hidden)
+        given = answers if isinstance(answers, Mapping) else {}
+        clean = {name: validate(kind, given.get(name), name) for name, kind in self.answers.items()}
+        ex = Exercise(self, clean, hidden=hidden, seed=probe_seed() if seed is None else int(seed))
         try:
             self.check(ex)
+        except _Stopped:
+            pass
         except ExerciseFailed as exc:
             ex._fail("your answer can be checked", str(exc))
         except Exception as exc:  # a strange answer may upset a checker: feedback, not a crash
@@ -81,7 +94,13 @@ class Spec:
             )
         if not ex.results:
             raise RuntimeError(f"exercise {self.id} states no requirement to grade")
+        if not any(r.weight > 0 or (r.gate and not r.passed) for r in ex.results):
+            raise RuntimeError(f"exercise {self.id} stated only preconditions: nothing earns its points")
         return ex
+
+
+class _Stopped(Exception):
+    """A precondition failed: the checker stops, and the exercise scores 0."""
 
 
 _REGISTRY: dict[str, Spec] = {}
@@ -141,10 +160,11 @@ def chapter_specs(chapter: int) -> list[Spec]:
 class Exercise:
     """An exercise being checked: the answers (data), the requirements stated so far, the score."""
 
-    def __init__(self, spec: Spec, answers: Mapping[str, Any], *, hidden: bool = False):
+    def __init__(self, spec: Spec, answers: Mapping[str, Any], *, hidden: bool = False, seed: int = 0):
         self.spec = spec
         self.number, self.title, self.points = spec.id, spec.title, spec.points
         self.hidden = hidden
+        self.seed = seed  # the seed of a code answer's unseen probe inputs (see answers.probe_seed)
         self.results: list[Result] = []
         self._answers = dict(answers)
 
@@ -257,22 +277,37 @@ class Exercise:
         ok = bool(condition)
         return self._add(requirement, ok, weight, "" if ok else (failure or "not met"), hint, hidden)
 
+    def precondition(self, condition: bool, requirement: str, *, failure: str = "", hint: str = "") -> None:
+        """Require what must hold before the lesson can be judged ("not negative", "the
+        simulation stays stable", "the file compiles").  It earns nothing: when it holds the
+        checker goes on; when it fails the checker stops here and the exercise scores 0."""
+        ok = bool(condition)
+        self.results.append(Result(requirement, ok, 0.0, "" if ok else (failure or "not met"),
+                                   "" if ok else hint, gate=True))
+        if not ok:
+            raise _Stopped
+
     def _add(
         self, requirement: str, ok: bool, weight: float, message: str, hint: str, hidden: bool = False
     ) -> bool:
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"a requirement's weight is positive, not {weight!r}: use precondition()")
         self.results.append(
             Result(requirement, ok, float(weight), "" if ok else message, "" if ok else hint, hidden)
         )
         return ok
 
     def _fail(self, requirement: str, message: str) -> None:
-        weight = max(1.0, sum(r.weight for r in self.results))
-        self.results.append(Result(requirement, False, weight, message))
+        """An answer the checker could not judge: a failed precondition (the exercise scores 0)."""
+        self.results.append(Result(requirement, False, 0.0, message, gate=True))
 
     # -- scoring and feedback -----------------------------------------------------------
     @property
     def score(self) -> float:
-        """Points earned: ``points`` times the weight share of the requirements met."""
+        """Points earned: ``points`` times the weight share of the requirements met; 0 when
+        a precondition failed."""
+        if any(r.gate and not r.passed for r in self.results):
+            return 0.0
         total = sum(r.weight for r in self.results)
         earned = sum(r.weight for r in self.results if r.passed)
         return round(self.points * earned / total, 2) if total else 0.0
@@ -286,9 +321,8 @@ class Exercise:
         head = f"Exercise {self.number} · {self.title}: {fmt(self.score)}/{fmt(self.points)} points"
         lines = [("✔ " if self.passed else "✘ ") + head]
         for r in self.results:
-            lines.append(
-                f"  {'✔' if r.passed else '✘'} {r.requirement}{' (hidden test)' if r.hidden else ''}"
-            )
+            tags = " (hidden test)" if r.hidden else " · required before any points count" if r.gate else ""
+            lines.append(f"  {'✔' if r.passed else '✘'} {r.requirement}{tags}")
             lines += [f"      {r.message}"] if r.message else []
             lines += [f"      hint: {r.hint}"] if r.hint else []
         return "\n".join(lines)
@@ -325,6 +359,7 @@ class Exercise:
                     "message": r.message,
                     "hint": r.hint,
                     "hidden": r.hidden,
+                    "gate": r.gate,
                 }
                 for r in self.results
             ],
