@@ -4,9 +4,9 @@
 ``DIR/grades.csv`` (for an LMS gradebook such as Canvas) and ``DIR/feedback_<student>.md``.
 
 **Who is who.** A student is an entry at the top of a folder named on the command line: the
-folder ``alice/`` (everything below it, at any depth, is alice's) or the file prefix of
-``alice_05_solver_parameters.ipynb``.  A file named only like its chapter directly in the
-named folder belongs to that folder.  So ``mallory/bob/05_solver_parameters.ipynb`` is
+folder ``alice/`` (everything below it, up to :data:`MAX_DEPTH` folders deep, is alice's) or
+the file prefix of ``alice_05_solver_parameters.ipynb``.  A file named only like its chapter
+directly in the named folder belongs to that folder.  So ``mallory/bob/05_solver_parameters.ipynb`` is
 mallory's, never bob's; two notebooks of one chapter for one student are a *conflict*,
 reported for that student (neither is graded), and the rest of the class is graded.
 
@@ -273,7 +273,7 @@ def find_submissions(
     """The submissions in ``paths`` (files, or folders of submissions).
 
     In a folder, each top-level folder is a student's (``alice/``: every notebook below it is
-    alice's, however deep), and each top-level file belongs to its prefix
+    alice's, up to :data:`MAX_DEPTH` folders deep), and each top-level file belongs to its prefix
     (``alice_05_solver_parameters.ipynb``), or, named only like its chapter, to the folder
     itself, or else to its stem (its chapter then read from its exercise ids, or ``chapter``).
     A file named on the command line is read as if it were at the top of its folder.  Links
@@ -702,10 +702,10 @@ def add_commands(subparsers: Any) -> None:
         description="Run every submitted notebook in a bubblewrap sandbox to collect its answers, score them "
         "with labkit's checkers in a separate process, and write scores.csv, scores.json, grades.csv and "
         "feedback_<student>.md to --out. In a folder of submissions, each top-level folder is one student "
-        "(alice/, with every notebook below it, however deep: mallory/bob/05_x.ipynb is mallory's) and each "
-        "top-level file is its prefix's (alice_05_solver_parameters.ipynb), or, named only like its chapter, "
-        "the folder's, or else its stem's. Two notebooks of one chapter for one student are a conflict: "
-        "reported, neither graded. Exit status 1 if the grader failed on any submission.",
+        "(alice/, with every notebook up to 8 folders below it: mallory/bob/05_x.ipynb is mallory's) "
+        "and each top-level file is its prefix's (alice_05_solver_parameters.ipynb), or, named only like "
+        "its chapter, the folder's, or else its stem's. Two notebooks of one chapter for one student are a "
+        "conflict: reported, neither graded. Exit status 1 if the grader failed on any submission.",
     )
     parser.add_argument(
         "submissions",
