@@ -8,11 +8,21 @@ jointless bodies welded to it): same group, two groups without degrees of freedo
 body against static geometry), parent and child groups (never when one group is the
 world's), ``<exclude>``, and the contype/conaffinity bitmasks, or the ``mjcb_contactfilter``
 callback where one is installed (it replaces the per-geom bitmask test; the test on each
-body's combined masks still runs first).  Whether a contact actually appears then depends
-only on geometry: the geoms must come within their margin.
+body's combined masks still runs first).  ``<exclude>`` names bodies, not weld groups, and
+the bitmasks belong to geoms.  An explicit pair skips these filters, but one whose geoms
+cannot move relative to each other (one weld group, or two groups without degrees of
+freedom) is still listed with ``exclude = 3`` and never pushes (:attr:`Verdict.pushes`).
+Pairs of types that MuJoCo has no collision function for (plane-plane, plane-hfield,
+hfield-hfield) never collide, explicit pairs included.
+Whether a contact actually appears then depends only on geometry: the geoms must come
+within margin + gap, and it acts within the margin (a contact of a geom with ``adhesion``
+acts in the gap too, and may pull).
 
-``table(model, data)`` lists the active contacts with geom names, distance, position,
-normal and the forces from ``mj_contactForce``.
+``table(model, data)`` lists every contact in ``data.contact`` with geom names, distance,
+position, normal and the forces from ``mj_contactForce``; when some of them do not act
+(``contact.exclude`` ≠ 0: in the gap, or without degrees of freedom), an ``exclude`` column
+says which.  ``pairs(model, data)`` gives their geom-name pairs (``active=True``: only those
+that act).
 """
 
 from __future__ import annotations
@@ -29,28 +39,38 @@ from .models import element_id
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["ContactRow", "ContactTable", "Verdict", "geom_id", "pairs", "table", "why"]
+__all__ = ["EXCLUDE", "ContactRow", "ContactTable", "Verdict", "geom_id", "pairs", "table", "why"]
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The answer of :func:`why`.
 
-    collides: whether the pair can ever produce a contact (given close enough geometry);
+    collides: whether the pair can ever produce a contact in ``data.contact`` (given close
+    enough geometry);
     rule: the decisive rule, a short name (``"pair"``, ``"bitmask"``, ``"parent-child"``, ...);
-    reasons: every rule that was checked, in pipeline order, in words.
+    reasons: every rule that was checked, in pipeline order, in words;
+    pushes: whether such a contact can ever act (get constraint rows and force): false for a
+    pair that never collides, and for an explicit ``<pair>`` whose geoms cannot move relative
+    to each other, which MuJoCo lists with ``exclude = 3`` (default: ``collides``).
     """
 
     collides: bool
     rule: str
     reasons: tuple[str, ...]
+    pushes: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.pushes is None:
+            object.__setattr__(self, "pushes", self.collides)
 
     def text(self) -> str:
         """The verdict and every reason, one per line.
 
         Example: ``print(why(model, "ball", "floor").text())`` → ``can collide (decided by: bitmask)...``.
         """
-        head = "can collide" if self.collides else "never collide"
+        head = ("never collide" if not self.collides else "can collide" if self.pushes
+                else "listed in data.contact, but never pushes")
         return "\n".join([f"{head} (decided by: {self.rule})", *(f"  - {r}" for r in self.reasons)])
 
     def __repr__(self) -> str:
@@ -105,16 +125,25 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str,
             return Verdict(False, "disabled", tuple(reasons))
     if g1 == g2:
         return Verdict(False, "same geom", (f"{a} is one geom: a geom never collides with itself",))
+    if model.nbody + model.nflex < 2:
+        return Verdict(False, "disabled", ("the model has only the world body and no flex: "
+                                           "mj_collision returns at once, explicit pairs included",))
     pairs = [i for i in range(model.npair)
              if {int(model.pair_geom1[i]), int(model.pair_geom2[i])} == {g1, g2}]
     if pairs:
         reasons.append(f"an explicit <pair> ({_label(model, 'pair', pairs[0])}) lists {a} and {b}: "
-                       "explicit pairs bypass every filter below")
+                       "explicit pairs bypass the filters below")
+        missing = _no_collider(model, g1, g2)
+        if missing:
+            reasons.append(missing)
+            return Verdict(False, "no collision function", tuple(reasons))
         weld1 = int(model.body_weldid[model.geom_bodyid[g1]])
         weld2 = int(model.body_weldid[model.geom_bodyid[g2]])
         if weld1 == weld2 or (model.body_dofnum[weld1] == 0 and model.body_dofnum[weld2] == 0):
-            reasons.append("but neither geom can move relative to the other, so MuJoCo marks the "
-                           "contact excluded (contact.exclude = 3) and it never produces force")
+            reasons.append("but neither geom can move relative to the other (one weld group, or two "
+                           "groups without degrees of freedom), so MuJoCo lists the contact as "
+                           "excluded (contact.exclude = 3): it gets no constraint rows and never pushes")
+            return Verdict(True, "pair", tuple(reasons), pushes=False)
         return Verdict(True, "pair", tuple(reasons))
     reasons.append("no explicit <pair> lists them, so the automatic filters decide")
     b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
@@ -187,20 +216,41 @@ def why(model: mujoco.MjModel, geom1: int | str, geom2: int | str,
             return Verdict(False, "bitmask", tuple(reasons))
         reasons.append(f"bitmasks are compatible ({test})")
         rule = "bitmask"
-    plane = mujoco.mjtGeom.mjGEOM_PLANE
-    if model.geom_type[g1] == plane and model.geom_type[g2] == plane:
-        reasons.append("MuJoCo has no plane-plane collision function")
+    missing = _no_collider(model, g1, g2)
+    if missing:
+        reasons.append(missing)
         return Verdict(False, "no collision function", tuple(reasons))
     return Verdict(True, rule, tuple(reasons))
 
 
+def _no_collider(model: mujoco.MjModel, g1: int, g2: int) -> str | None:
+    """Why MuJoCo has no collision function for the types of geoms g1 and g2, or None.
+
+    MuJoCo's table of narrow-phase functions (``mjCOLLISIONFUNC`` in
+    engine_collision_driver.c) has no entry for plane-plane, plane-hfield and hfield-hfield:
+    such pairs never produce a contact, explicit pairs included."""
+    import mujoco
+
+    flat = {int(mujoco.mjtGeom.mjGEOM_PLANE): "plane", int(mujoco.mjtGeom.mjGEOM_HFIELD): "hfield"}
+    t1, t2 = flat.get(int(model.geom_type[g1])), flat.get(int(model.geom_type[g2]))
+    if t1 and t2:
+        return f"MuJoCo has no {t1}-{t2} collision function: such a pair never produces a contact"
+    return None
+
+
+EXCLUDE = {0: "active", 1: "in the gap", 2: "fused", 3: "no dofs", 4: "passive"}
+"""MuJoCo's ``mjContact.exclude`` codes (mjdata.h): 0 enters the constraint solver; the
+others are listed but get no constraint rows and no force."""
+
+
 @dataclass(frozen=True)
 class ContactRow:
-    """One active contact: geom names, distance (m, < 0 when penetrating), position (m,
-    world, shape (3,)), normal (unit, world, from geom1 to geom2, shape (3,)), normal force
-    (N, ≥ 0), tangential force (N, in the contact frame's two tangent directions, shape (2,)),
-    condim, and whether the contact is excluded from the constraint solver
-    (``contact.exclude``)."""
+    """One contact of ``data.contact``: geom names, distance (m, < 0 when penetrating),
+    position (m, world, shape (3,)), normal (unit, world, from geom1 to geom2, shape (3,)),
+    normal force (N, ≥ 0 except for an adhesive contact, which may pull), tangential force
+    (N, in the contact frame's two tangent directions, shape (2,)), condim, whether the
+    contact is excluded from the constraint solver, and
+    MuJoCo's ``contact.exclude`` code (:data:`EXCLUDE`; 0 when it acts)."""
 
     geom1: str
     geom2: str
@@ -211,11 +261,17 @@ class ContactRow:
     friction_force: np.ndarray
     condim: int
     excluded: bool
+    exclude: int = 0
+
+    @property
+    def active(self) -> bool:
+        """Whether the contact enters the constraint solver (``exclude == 0``)."""
+        return not self.excluded
 
 
 @dataclass
 class ContactTable:
-    """Active contacts of one state, as returned by :func:`table`; iterable over rows."""
+    """The contacts of one state, as returned by :func:`table`; iterable over rows."""
 
     rows: list[ContactRow] = field(default_factory=list)
 
@@ -225,22 +281,32 @@ class ContactTable:
     def __len__(self) -> int:
         return len(self.rows)
 
+    def _all_active(self) -> bool:
+        return all(row.active for row in self.rows)
+
     def _cells(self, row: ContactRow) -> list[str]:
-        return [row.geom1, row.geom2, fmt(row.dist), fmt(row.pos), fmt(clean(row.normal)),
-                fmt(row.normal_force), fmt(clean(row.friction_force, row.normal_force)),
-                str(row.condim)]
+        cells = [row.geom1, row.geom2, fmt(row.dist), fmt(row.pos), fmt(clean(row.normal)),
+                 fmt(row.normal_force), fmt(clean(row.friction_force, row.normal_force)),
+                 str(row.condim)]
+        if not self._all_active():
+            cells.append(f"{row.exclude}: {EXCLUDE.get(row.exclude, 'excluded')}")
+        return cells
 
     _HEAD = ("geom1", "geom2", "dist [m]", "pos [m]", "normal", "normal force [N]",
              "friction force [N]", "condim")
 
-    def text(self) -> str:
-        """One line per contact, ``|``-separated, under a header with units (SI).
+    def _head(self) -> tuple[str, ...]:
+        return self._HEAD if self._all_active() else (*self._HEAD, "exclude")
 
-        Example: ``print(table(model, data).text())`` → ``no active contacts`` before any touch.
+    def text(self) -> str:
+        """One line per contact, ``|``-separated, under a header with units (SI); an
+        ``exclude`` column (MuJoCo's code and its meaning) appears when some contact does not act.
+
+        Example: ``print(table(model, data).text())`` → ``no contacts`` before any touch.
         """
         if not self.rows:
-            return "no active contacts"
-        lines = [" | ".join(self._HEAD)]
+            return "no contacts"
+        lines = [" | ".join(self._head())]
         lines += [" | ".join(self._cells(r)) for r in self.rows]
         return "\n".join(lines)
 
@@ -249,25 +315,30 @@ class ContactTable:
 
     def _repr_html_(self) -> str:
         if not self.rows:
-            return "<i>no active contacts</i>"
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self._HEAD)
+            return "<i>no contacts</i>"
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self._head())
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r))
                        + "</tr>" for r in self.rows)
         return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def pairs(model: mujoco.MjModel, data: mujoco.MjData) -> set[frozenset[str]]:
-    """The geom pairs in ``data.contact``, each a frozenset of two geom names (or ``#id``).
+def pairs(model: mujoco.MjModel, data: mujoco.MjData, *, active: bool = False) -> set[frozenset[str]]:
+    """The geom pairs in ``data.contact``, each a frozenset of two geom names (or ``#id``):
+    every listed contact, including those that do not act (``exclude`` ≠ 0), or with
+    ``active=True`` only those that enter the constraint solver.
 
     Example: ``pairs(model, data)`` → ``{frozenset({"ball", "floor"})}``.
     """
-    return {frozenset((row.geom1, row.geom2)) for row in table(model, data)}
+    return {frozenset((row.geom1, row.geom2)) for row in table(model, data)
+            if row.active or not active}
 
 
 def table(model: mujoco.MjModel, data: mujoco.MjData) -> ContactTable:
-    """The active contacts in ``data`` (after ``mj_forward`` or ``mj_step``), with forces:
-    one :class:`ContactRow` per ``data.contact[:ncon]`` entry, in MuJoCo's order (distances
-    and positions in m, forces in N from ``mj_contactForce``, normals unit vectors, shape (3,)).
+    """Every contact in ``data`` (after ``mj_forward`` or ``mj_step``), with forces: one
+    :class:`ContactRow` per ``data.contact[:ncon]`` entry, in MuJoCo's order, including
+    contacts that do not act (``exclude`` ≠ 0, force 0; the table then shows an ``exclude``
+    column).  Distances and positions in m, forces in N from ``mj_contactForce``, normals
+    unit vectors, shape (3,).
 
     Example: ``table(model, data).rows[0].normal_force`` → N.
     """
@@ -284,5 +355,5 @@ def table(model: mujoco.MjModel, data: mujoco.MjData) -> ContactTable:
             geom2=model.geom(contact.geom2).name or f"#{contact.geom2}",
             dist=float(contact.dist), pos=contact.pos.copy(), normal=frame[0].copy(),
             normal_force=float(force[0]), friction_force=force[1:3].copy(),
-            condim=int(contact.dim), excluded=bool(contact.exclude)))
+            condim=int(contact.dim), excluded=bool(contact.exclude), exclude=int(contact.exclude)))
     return ContactTable(rows)

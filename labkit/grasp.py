@@ -23,9 +23,12 @@ and the trial measures, from the simulation alone (SI units throughout):
 - **lift** (m): the object's height above its starting height, the lowest value during
   the hold (so a lift that sags, arrives late or drops the object shows it).
 
-Positions are read from ``xpos`` after each ``mj_step``: they and the contacts belong to
-the same state (the one the step started from).  Velocities are finite differences of
-those positions.  A simulation that diverges is reported (``unstable``), not hidden.
+Positions are read from ``xpos`` after each ``mj_step``.  Under Euler, implicit and
+implicitfast they and the contacts belong to the state the step started from.  Under RK4 they
+belong to RK4's last stage, a trial state at the end of the step (q + h·v₃, neither the start
+nor the end state), so every sample is about one step later than its time says; no
+measurement here resolves one step.  Velocities are finite differences of those positions.
+A simulation that diverges is reported (``unstable``), not hidden.
 :func:`configure` applies a dictionary of contact, solver and servo parameters to a
 model, with errors that name the entry that is wrong.
 """
@@ -175,7 +178,8 @@ def smoothstep(s: float) -> float:
 _UNITS = {"slip": "m", "penetration": "m", "peak_force": "N", "mean_force": "N",
           "jitter": "m/s", "lift": "m"}
 
-#: mjtWarning names whose firing means the simulation blew up (MuJoCo then resets mjData)
+#: mjtWarning names whose firing means the simulation blew up: after a bad qpos, qvel or qacc
+#: MuJoCo resets mjData; after a bad ctrl it keeps going but applies no actuator force
 _UNSTABLE = ("mjWARN_BADQPOS", "mjWARN_BADQVEL", "mjWARN_BADQACC", "mjWARN_BADCTRL")
 
 
@@ -187,8 +191,9 @@ class GraspReport:
     the measurements (:attr:`units` names them); penetration_pair: the geom names of the
     deepest contact (``("", "")`` if the object never touched anything); unstable: the
     MuJoCo warnings (``mjtWarning`` names) that say the simulation diverged, empty when
-    it did not (when it is not empty, MuJoCo reset the simulation midway and the numbers
-    above mean nothing); phases: name → (start, end) in s; recording: the per-step time series
+    it did not (when it is not empty the numbers above mean nothing: after a bad qpos, qvel
+    or qacc MuJoCo reset the simulation midway, after a bad ctrl it ran without actuator
+    forces); phases: name → (start, end) in s; recording: the per-step time series
     behind the numbers (``slip`` m, ``height`` m of the object above its start, ``hand``
     m, the hand's displacement (3), ``penetration`` m, ``force`` N per finger,
     ``velocity`` m/s of the object relative to the hand (3)), ready for ``labkit.plot``.
@@ -296,7 +301,8 @@ def trial(
     the script, as in :func:`script`.  ``data`` (a fresh MjData if None) is reset with
     ``mj_resetData`` first and left at the final state.  The simulation runs
     round(sum(durations) / timestep) steps through :func:`labkit.sim.run`; sample k (of as
-    many) is read after step k + 1, i.e. the state at time k·timestep.
+    many) is read after step k + 1, i.e. the state at time k·timestep (under RK4, the trial
+    state of RK4's last stage, near time (k + 1)·timestep: see the module docstring).
 
     Example: ``trial(model, object="cube", fingers=["left", "right"], hand="hand",
     close={"left": 0.035, "right": 0.035}, lift={"lift": 0.12}).slip`` → metres.
@@ -328,8 +334,9 @@ def trial(
     def measure(j: int) -> None:
         # sim.run calls sample(0) after an mj_forward at time 0, then sample(j) after the j-th
         # mj_step.  After mj_step, xpos, the contacts and their forces describe the state the
-        # step started from, at time (j-1)·dt: that is sample k = j - 1.  sample(0) repeats
-        # what the first step will see, so it is not recorded.
+        # step started from, at time (j-1)·dt (under RK4: its last stage, near time j·dt): that
+        # is sample k = j - 1.  sample(0) repeats what the first step will see, so it is not
+        # recorded.
         nonlocal deepest, pair
         if j == 0:
             return

@@ -8,8 +8,10 @@ Every constraint row (contact, limit, equality) is softened by two parameter vec
   gives the **reference acceleration** the constraint tries to reach,
   ``aref = -b·v - k·d(r)·r``.
 
-The solver then yields, for one isolated row, ``a = (1 - d)·a0 + d·aref`` where ``a0`` is the
-unconstrained acceleration.  The formulas follow ``getimpedance``/``getsolparam`` inside
+The solver then yields, for one isolated row whose approximate inverse mass ``efc_diagA``
+equals its true one ``J·M⁻¹·Jᵀ`` (a free body's contact under its centre of mass, or any
+row under ``diagexact``), ``a = (1 - d)·a0 + d·aref`` where ``a0`` is the unconstrained
+acceleration.  The formulas follow ``getimpedance``/``getsolparam`` inside
 ``mj_makeImpedance`` and ``mj_referenceConstraint`` (engine_core_constraint.c); the tests
 check them against ``mjData.efc_KBIP`` and ``efc_aref``.  Units: r in metres (or radians for
 angular constraints), k in 1/s², b in 1/s, accelerations in m/s².
@@ -34,8 +36,9 @@ if TYPE_CHECKING:
     import mujoco
     from matplotlib.figure import Figure
 
-__all__ = ["MAXIMP", "MINIMP", "FactorCost", "Reference", "factor_cost", "impedance", "impedance_figure",
-           "iterations_to", "reference", "rest_penetration", "solimp_figure"]
+__all__ = ["MAXIMP", "MINIMP", "FactorCost", "Reference", "RowTerms", "euler_stability", "factor_cost",
+           "impedance", "impedance_figure", "iterations_to", "reference", "rest_depths", "rest_penetration",
+           "row_terms", "solimp_figure"]
 
 MINIMP = 0.0001  # mjMINIMP: impedance is clamped to [MINIMP, MAXIMP]
 MAXIMP = 0.9999  # mjMAXIMP
@@ -225,6 +228,117 @@ def rest_penetration(
     return 0.5 * (low + high)
 
 
+def rest_depths(
+    solref: Sequence[float],
+    solimp: Sequence[float],
+    *,
+    timestep: float,
+    accel: float = 9.81,
+    deepest: float = 1.0,
+    refsafe: bool = True,
+) -> list[float]:
+    """Every depth (m, shallowest first) at which the rest equation of
+    :func:`rest_penetration`, ``k·d(δ)²·δ = (1 - d(δ))·accel``, holds, up to ``deepest``.
+
+    With ``dmin ≤ dmax`` there is one; an inverted solimp (``dmax < dmin``) can give three:
+    the outer two stable (deeper, the contact pushes back), the middle one unstable.  Found
+    on a grid of 2000 depths spaced evenly in log(δ) from 1e-9 m, each sign change refined by
+    bisection (a root closer than one grid step to another can be missed).
+
+    Example: ``rest_depths((0.02, 1), (0.9, 0.05, 0.001, 0.5, 2), timestep=0.0005)`` → about
+    ``[1.2e-06, 0.00082, 0.0037]``.
+    """
+    if accel <= 0:
+        raise ValueError("accel is the acceleration pushing into the contact; it must be > 0")
+
+    def excess(depth: float) -> float:
+        ref = reference(solref, solimp, depth, timestep=timestep, refsafe=refsafe)
+        return ref.k * ref.d**2 * depth - (1 - ref.d) * accel
+
+    grid = np.geomspace(1e-9, deepest, 2000)
+    values = np.array([excess(x) for x in grid])
+    roots = []
+    for i in np.flatnonzero(np.sign(values[:-1]) != np.sign(values[1:])):
+        low, high = grid[i], grid[i + 1]
+        for _ in range(100):
+            mid = 0.5 * (low + high)
+            low, high = (mid, high) if np.sign(excess(mid)) == np.sign(values[i]) else (low, mid)
+        roots.append(0.5 * (low + high))
+    return roots
+
+
+def euler_stability(
+    solref: Sequence[float],
+    solimp: Sequence[float],
+    depth: float,
+    *,
+    timestep: float,
+    refsafe: bool = True,
+) -> tuple[float, float]:
+    """The two numbers that decide whether the semi-implicit Euler step keeps a contact row
+    resting at ``depth`` (m) stable: ``(h·b, h²·k + 2·h·b)``, stable exactly when the first is
+    below 2 and the second below 4.
+
+    Near the rest depth the row is the oscillator ``r̈ = -b·ṙ - k·r`` with ``b = d·B`` and
+    ``k = K·d²`` (K, B, d of :func:`reference`; the terms in d'(r) are left out, exact where
+    the solimp spline is flat: at r ≈ 0 and beyond the width).  One step
+    ``v⁺ = v + h·(-b·v - k·r)``, ``r⁺ = r + h·v⁺`` has the matrix
+    ``[[1 - h²k, h(1 - hb)], [-hk, 1 - hb]]``, of determinant ``1 - hb`` and trace
+    ``2 - hb - h²k``; both eigenvalues lie inside the unit circle exactly when
+    ``0 < hb < 2`` and ``h²k + 2hb < 4`` (Jury's conditions).  MuJoCo's implicit
+    integrators do not treat constraint forces implicitly, so the same bounds apply to them;
+    RK4 is not covered.
+
+    Example: ``euler_stability((0.004, 0.3), (0.9, 0.95, 0.001, 0.5, 2), 1.6e-6, timestep=0.002)``
+    → about ``(0.95, 4.4)``: h·b < 2, but h²·k + 2·h·b > 4, so the row is unstable.
+    """
+    ref = reference(solref, solimp, depth, timestep=timestep, refsafe=refsafe)
+    b, k = ref.d * ref.b, ref.k * ref.d**2
+    return float(timestep * b), float(timestep**2 * k + 2 * timestep * b)
+
+
+@dataclass(frozen=True)
+class RowTerms:
+    """What the solver did for one constraint row, read off ``mjData`` (see :func:`row_terms`).
+
+    a: the row's acceleration with the constraint, ``J·qacc``; a0: without it,
+    ``J·qacc_smooth``; d: the impedance (efc_KBIP[2]); aref: efc_aref; inverse_mass: the
+    row's true inverse mass ``A = J·M⁻¹·Jᵀ``; diag_approx: the engine's estimate of it,
+    efc_diagA, from which it builds the regularizer ``R = (1 - d)/d·diag_approx``.
+    Accelerations in m/s² (rad/s² for angular rows), inverse masses in 1/kg (or 1/(kg·m²)).
+    """
+
+    a: float
+    a0: float
+    d: float
+    aref: float
+    inverse_mass: float
+    diag_approx: float
+
+
+def row_terms(model: mujoco.MjModel, data: mujoco.MjData, row: int = 0) -> RowTerms:
+    """The :class:`RowTerms` of constraint row ``row`` in the state of ``data`` (after
+    ``mj_forward``): MuJoCo's own numbers, nothing predicted.
+
+    Example: ``row_terms(model, data).diag_approx`` → ``1.0`` for the 1 kg sphere's contact.
+    """
+    import mujoco
+
+    if not 0 <= row < data.nefc:
+        raise ValueError(f"row {row} does not exist: the state has {data.nefc} constraint rows")
+    if not mujoco.mj_isSparse(model):
+        jac = data.efc_J.reshape(data.nefc, model.nv)[row:row + 1].copy()
+    else:
+        jac = np.zeros((1, model.nv))
+        start = data.efc_J_rowadr[row]
+        cols = data.efc_J_colind[start:start + data.efc_J_rownnz[row]]
+        jac[0, cols] = data.efc_J[start:start + data.efc_J_rownnz[row]]
+    solved = np.zeros_like(jac)
+    mujoco.mj_solveM(model, data, solved, jac)
+    return RowTerms(float(jac[0] @ data.qacc), float(jac[0] @ data.qacc_smooth), float(data.efc_KBIP[row, 2]),
+                    float(data.efc_aref[row]), float(jac[0] @ solved[0]), float(data.efc_diagA[row]))
+
+
 @dataclass(frozen=True)
 class FactorCost:
     """The sparse Newton Hessian ``H = M + Jᵀ·D·J`` of one state and its factor, counted.
@@ -246,7 +360,7 @@ def factor_cost(model: mujoco.MjModel, data: mujoco.MjData) -> FactorCost:
     """Count the Newton solver's Hessian, its factor and the factorization's work for the
     state in ``data`` (after ``mj_forward`` or ``mj_step``), from the engine's sparse
     constraint Jacobian (``efc_J_colind``) and ``efc_state``; the model must use sparse
-    matrices (``opt.jacobian``: sparse, or auto with more than 60 dofs). See
+    matrices (``opt.jacobian``: sparse, or auto with 60 dofs or more). See
     :class:`FactorCost`.
 
     Example: ``factor_cost(model, data).multiply_adds`` → e.g. ``12083`` for 48 cubes on a tray

@@ -19,7 +19,17 @@ import pytest
 
 import labkit
 from labkit import display
-from labkit.actuation import Trace, TraceMismatch, explain, laws, params, rounding, trace
+from labkit.actuation import (
+    Trace,
+    TraceMismatch,
+    explain,
+    laws,
+    length_gradient,
+    moment_matrix,
+    params,
+    rounding,
+    trace,
+)
 
 # the module labkit/actuation/trace.py (the package's attribute ``trace`` is the function)
 trace_module = importlib.import_module("labkit.actuation.trace")
@@ -523,6 +533,84 @@ def test_a_wrong_activation_law_is_detected(monkeypatch):
         trace(model, data, 0)
 
 
+def test_a_wrong_force_raw_hidden_by_forcerange_is_detected(monkeypatch):
+    # forcerange cuts both the right (1.2·kp) and the wrong raw force to 5: only the lifted copy sees it
+    model, data = build('<position name="servo" joint="hinge" kp="30" forcerange="-5 5"/>')
+    data.ctrl[0] = 1.2
+    mujoco.mj_forward(model, data)
+    assert trace(model, data, "servo").force_raw[0] == pytest.approx(36.0)
+    original = laws.force_law
+
+    def doubled(model, d, i, u, chain):
+        original(model, d, i, u, chain)
+        chain.force_raw[model.actuator_outadr[i]] *= 2
+
+    monkeypatch.setattr(laws, "force_law", doubled)
+    with pytest.raises(TraceMismatch, match=r"stage 'force_raw' of actuator 'servo'.*\[72\].*holds \[36\]"):
+        trace(model, data, "servo")
+
+
+def test_a_wrong_input_hidden_by_forcerange_is_detected(monkeypatch):
+    # the request 3 is clamped to 1; a tracer that clamped to 0.9 but kept the right force_raw is caught
+    model, data = build('<position name="servo" joint="hinge" kp="30" ctrlrange="-1 1" forcerange="-5 5"/>')
+    data.ctrl[0] = 3.0
+    mujoco.mj_forward(model, data)
+    original = trace_module.recompute
+
+    def misclamped(model, d):
+        chain = original(model, d)
+        chain.ctrl[0] = chain.inputs[0] = 0.9
+        return chain
+
+    monkeypatch.setattr(trace_module, "recompute", misclamped)
+    with pytest.raises(TraceMismatch, match=r"stage 'input' of actuator 'servo'.*\[0\.9\].*force \[27\]"):
+        trace(model, data, "servo")
+
+
+def test_the_ctrlrange_note_respects_clampctrl_and_a_bad_control():
+    model, data = build('<motor name="m" joint="hinge" ctrlrange="-1 1"/>')
+    data.ctrl[0] = np.inf                                # clamped to 1: a big request, no bad control
+    assert any("ctrlrange clamps" in n for n in trace(model, data, "m").notes)
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL
+    data.ctrl[0] = 5.0                                   # not clamped: the force law reads 5
+    t = trace(model, data, "m")
+    assert t.input[0] == 5.0 and not any("ctrlrange" in n for n in t.notes)
+    data.ctrl[0] = np.inf                                # unclamped infinity: every input is zeroed
+    with labkit.mujoco_warnings():
+        t = trace(model, data, "m")
+    assert t.input[0] == 0 and [n for n in t.notes if "ctrlrange" in n or "zeroes" in n] == [
+        "a control is NaN, infinite or beyond 1e10: MuJoCo zeroes every input (mjWARN_BADCTRL)"]
+
+
+def test_forcerange_after_a_tendon_limit_clamps_the_scaled_force():
+    world = WORLD.replace('<fixed name="diff">', '<fixed name="diff" actuatorfrcrange="-1 1">')
+    model, data = build('<motor name="a" tendon="diff" forcerange="-0.5 0.5"/>'
+                        '<motor name="b" tendon="diff"/>', world=world)
+    data.ctrl[:] = [-3.0, 5.0]                           # sum 2 → both halved → a: −1.5, cut to −0.5
+    mujoco.mj_forward(model, data)
+    a = trace(model, data, "a")
+    np.testing.assert_allclose(data.actuator_force, [-0.5, 2.5], rtol=1e-12)
+    assert "forcerange [-0.5, 0.5] clamps the tendon-scaled force: [-1.5] → [-0.5]" in a.notes
+
+
+@pytest.mark.parametrize("gear", [1.0, 2.5])
+def test_moment_matrix_and_length_gradient(gear):
+    model, data = build(f'<motor joint="hinge" gear="{gear}"/><motor tendon="diff"/>'
+                        '<motor joint="neck" gear="0.3 -0.2 1"/>')
+    data.qvel[:] = np.linspace(-1, 1, model.nv)
+    mujoco.mj_forward(model, data)
+    moment, posed = moment_matrix(model, data), data.qpos.copy()
+    np.testing.assert_allclose(moment @ data.qvel, data.actuator_velocity, atol=1e-12)
+    gradient = length_gradient(model, data)
+    np.testing.assert_array_equal(data.qpos, posed)          # left where it was
+    np.testing.assert_allclose(gradient, moment, atol=1e-8)  # at the identity even the ball's agrees
+    neck = model.jnt_qposadr[model.joint("neck").id]
+    data.qpos[neck:neck + 4] = [np.cos(0.4), np.sin(0.4), 0, 0]  # 0.8 rad about x
+    mujoco.mj_forward(model, data)
+    gap = np.abs(length_gradient(model, data) - moment_matrix(model, data))
+    assert gap[:2].max() < 1e-8 and gap[2].max() > 0.05      # hinge and tendon: ∂l/∂q; the ball: not
+
+
 def test_a_forgotten_joint_limit_is_detected(monkeypatch):
     world = WORLD.replace('<joint name="spin" axis="0 1 0"/>',
                           '<joint name="spin" axis="0 1 0" actuatorfrcrange="-1 1"/>')
@@ -576,6 +664,9 @@ def test_enum_values_match_the_installed_mujoco():
 def test_round_off_is_compared_equal_and_printed_as_zero():
     assert rounding.tolerance(3.0, -5.0) == 5 * rounding.RTOL and rounding.tolerance(1e-3) == rounding.RTOL
     assert rounding.agree(1.0, 1.0 + 1e-12) and not rounding.agree(1.0, 1.0 + 1e-8)
+    # an infinity agrees with itself only, not with every number (|1 - inf| <= 1e-9·inf would say so)
+    infinities = rounding.agree([1.0, np.inf, np.inf, np.nan], [np.inf, np.inf, -np.inf, np.nan])
+    np.testing.assert_array_equal(infinities, [False, True, False, False])
     np.testing.assert_array_equal(display.clean([2.0, 3e-12, np.nan]), [2.0, 0.0, np.nan])
     np.testing.assert_array_equal(display.clean([[5e-10]]).reshape(-1), [0.0])  # below 1e-9 absolute: zero
 

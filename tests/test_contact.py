@@ -114,7 +114,7 @@ def test_pairs_and_pairs_that_cannot_move():
     fixed, _ = labkit.load(XML.replace('<pair geom1="upper" geom2="lower"/>',
                                        '<pair geom1="floor" geom2="frame"/>'))
     verdict = contact.why(fixed, "floor", "frame")
-    assert verdict.collides and "never produces force" in verdict.text()
+    assert verdict.collides and not verdict.pushes and "never pushes" in verdict.text()
 
 
 def test_table_reports_the_resting_weight():
@@ -221,3 +221,107 @@ def test_why_follows_an_installed_contact_filter_callback(callback, midphase):
     finally:
         mujoco.set_mjcb_contactfilter(None)
     assert contact.why(model, "frame", "upper").rule == "bitmask"
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_why_says_which_listed_contacts_push(seed):
+    # an explicit pair inside one weld group, or between two groups without dofs, is listed
+    # with exclude = 3 and gets no rows: `pushes` must say so, for every pair MuJoCo lists
+    model, data = labkit.load(random_model(seed))
+    for c in data.contact[: data.ncon]:
+        verdict = contact.why(model, int(c.geom1), int(c.geom2))
+        assert verdict.collides, verdict.text()
+        assert verdict.pushes == (c.exclude == 0), (seed, verdict.text(), c.exclude)
+        assert (c.efc_address >= 0) == verdict.pushes
+
+
+STATIC_PAIRS = """
+<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 .1"/>
+    <body name="post"><geom name="post" type="box" size=".05 .05 .2" pos=".5 0 .19"/></body>
+    <body name="M" mocap="true" pos=".5 0 .4"><geom name="m" size=".05"/></body>
+    <body name="cart" pos="0 0 .09"><freejoint/><geom name="cart" type="box" size=".1 .1 .1"/>
+      <body name="lid" pos="0 0 .1"><geom name="lid" type="box" size=".08 .08 .02"/></body>
+    </body>
+  </worldbody>
+  <contact>
+    <pair geom1="floor" geom2="post"/><pair geom1="m" geom2="post"/><pair geom1="cart" geom2="lid"/>
+  </contact>
+</mujoco>
+"""
+
+
+def test_table_shows_which_contacts_do_not_act_and_pairs_can_keep_only_active_ones():
+    model, data = labkit.load(STATIC_PAIRS)
+    rows = contact.table(model, data)
+    codes = {frozenset((r.geom1, r.geom2)): r.exclude for r in rows}
+    # world against static, mocap against static, one weld group: listed with exclude 3
+    assert {codes[frozenset(p)] for p in (("floor", "post"), ("m", "post"), ("cart", "lid"))} == {3}
+    assert codes[frozenset(("floor", "cart"))] == 0
+    assert all(r.active == (r.exclude == 0) == (not r.excluded) for r in rows)
+    assert all(r.normal_force == 0 for r in rows if not r.active)
+    text = rows.text()
+    assert text.splitlines()[0].endswith("| condim | exclude")
+    assert "3: no dofs" in text and "0: active" in text
+    assert "<th>exclude</th>" in rows._repr_html_()
+    assert contact.pairs(model, data, active=True) == {frozenset(("floor", "cart"))}
+    assert contact.pairs(model, data) == set(codes)
+    verdict = contact.why(model, "cart", "lid")
+    assert verdict.collides and not verdict.pushes and verdict.text().startswith("listed in data.contact")
+    # a contact in the gap: listed, exclude 1, shown as such
+    ball, ball_data = labkit.load(XML)
+    ball.geom_gap[ball.geom("ball").id] = 0.05
+    ball_data.qpos[2] = 0.04 + 0.02                      # 2 cm above the floor: inside the gap
+    mujoco.mj_forward(ball, ball_data)
+    gap_row = next(r for r in contact.table(ball, ball_data) if {r.geom1, r.geom2} == {"ball", "floor"})
+    assert (gap_row.exclude, gap_row.active) == (1, False)
+    assert "1: in the gap" in contact.table(ball, ball_data).text()
+
+
+def test_a_table_of_active_contacts_keeps_its_columns():
+    # the exclude column appears only when a contact does not act: tables of ordinary scenes
+    # read as before
+    model, data = labkit.load(XML)
+    # the ball 1 mm into the floor (touching exactly is dist = 0, not below the zero margin: in the gap)
+    data.qpos[model.jnt_qposadr[model.body("ball").jntadr[0]] + 2] -= 0.001
+    mujoco.mj_forward(model, data)
+    text = contact.table(model, data).text()
+    assert text.splitlines()[0].endswith("| condim") and "exclude" not in text
+    empty = contact.table(model, mujoco.MjData(model))
+    assert empty.text() == "no contacts" and len(empty) == 0
+
+
+GEOM_TYPES = ["plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"]
+TYPE_ASSETS = ('<asset><hfield name="h" nrow="3" ncol="3" size=".5 .5 .1 .1"/><mesh name="m" '
+               'vertex="-.2 -.2 -.2 .2 -.2 -.2 -.2 .2 -.2 .2 .2 -.2 -.2 -.2 .2 .2 -.2 .2 -.2 .2 .2 '
+               '.2 .2 .2"/></asset>')
+
+
+def typed_geom(kind: str, name: str) -> str:
+    size = {"plane": 'size="1 1 .1"', "hfield": 'hfield="h"', "mesh": 'mesh="m"'}.get(kind, 'size=".2 .2 .2"')
+    return f'<geom name="{name}" type="{kind}" {size}/>'
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["automatic", "explicit pair"])
+@pytest.mark.parametrize("fixed", GEOM_TYPES)
+def test_why_knows_which_type_pairs_have_a_collision_function(fixed, explicit):
+    """A world geom of each type against an overlapping free geom of each (non-plane) type:
+    why's verdict matches MuJoCo's ncon, including plane-hfield and hfield-hfield, for which
+    MuJoCo has no collision function."""
+    for moving in GEOM_TYPES[1:]:                  # a plane is only allowed in static bodies
+        xml = (f"<mujoco>{TYPE_ASSETS}<worldbody>{typed_geom(fixed, 'A')}<body pos='0 0 .05'><freejoint/>"
+               f"{typed_geom(moving, 'B')}</body></worldbody>"
+               + ("<contact><pair geom1='A' geom2='B'/></contact>" if explicit else "") + "</mujoco>")
+        model, data = labkit.load(xml)
+        verdict = contact.why(model, "A", "B")
+        assert verdict.collides == (data.ncon > 0), (fixed, moving, data.ncon, verdict.text())
+        no_function = {fixed, moving} <= {"plane", "hfield"}
+        assert (verdict.rule == "no collision function") == no_function, (fixed, moving, verdict.rule)
+
+
+def test_a_model_with_only_the_world_body_has_no_contacts():
+    model, data = labkit.load("<mujoco><worldbody><geom name='a' size='.1'/><geom name='b' size='.1'/>"
+                              "</worldbody><contact><pair geom1='a' geom2='b'/></contact></mujoco>")
+    assert data.ncon == 0
+    assert not contact.why(model, "a", "b")

@@ -41,34 +41,48 @@ IDLE = {**START, "finger_kp": 0, "finger_kv": 0, "lift_kp": 0, "lift_kv": 0}
 # what the chapter hands the learner before the task, or the simplest way to dodge it
 STARTING = {
     # 0.x-6.x: the model's own values, MuJoCo's defaults, what the chapter shows just before, or idling
+    "0.2": [{"long_period": 1.4443}, {"long_period": 1.8618}],             # one bob, two bobs, from 0.5 rad
     "0.3": [{"damping": 0.0}],                                              # the pendulum as it is
+    "1.3": [{"rho": 1000.0}],                                               # MuJoCo's default density
     "3.5": [{"kp_design": 50, "kv_design": 5}],                             # the arm's own servo class
     "4.1": [{"is_bug": False, "hip_attrs": ""}],                            # the guess, and the hip as it is
-    "4.2": [{"actrange": (-30, 30)}, {"actrange": (0, 0)}],                 # the degrees shown; no clamp
+    "4.2": [{"actrange": (-30, 30)}, {"actrange": (0, 0)},                  # the degrees shown; no clamp;
+            {"actrange": (-0.5235987755982988, 0.5235987755982988)}],       # the joint range, gear forgotten
     "4.3": [{"ctrl_index": lambda model, actuator, name: 0}],               # a constant index
     "4.4": [{"make_controller": lambda: ((lambda m, d: None), (lambda m, d: None))}],   # a controller idling
     "5.1": [{"block_solref": (0.02, 1), "block_solimp": (0.9, 0.95, 0.001, 0.5, 2)}],  # MuJoCo's defaults
+    "5.2": [{"block_depth": 0.0003672}, {"block_depth": 0.0001078}],      # the sphere's and section 4's box
     "5.3": [{"solref_critical": (0.02, 1), "solref_bouncy": (0.02, 0.3)}],  # section 3's two contacts
-    "5.4": [{"limit_solref": (0.02, 1)}],                                   # MuJoCo's default
+    "5.4": [{"limit_solref": (0.02, 1)}, {"limit_solref": (0.05, 1)}],      # MuJoCo's default; section 7's
     "6.1": [{"masks": dict.fromkeys(("left", "right", "cube"), m)} for m in ((1, 1), (0, 0))],  # all; none
-    "6.3": [{"mu_chute": 0.5}, {"mu_chute": 0.0}],                          # the ramp's own friction; none
-    # 7.1: the file's masks, and the frame switched off; 7.2: tuning_bounce's own solref
+    # 6.3: the liner's values copied; nothing; the right friction at the liner's priority
+    "6.3": [{"part_friction": 0.6, "part_priority": 1}, {"part_friction": 0.0, "part_priority": 0},
+            {"part_friction": 0.38, "part_priority": 1}],
+    # 7.1: the file's masks, and the frame switched off; 7.2: tuning_bounce's own solref, and the
+    # damping ratio of e = 0.5 in the standard format, which the floor's solref averages away
     "7.1": [{"masks": {}}, {"masks": {"frame": (0, 0)}},
             {"masks": dict.fromkeys(("frame", "arm", "probe"), (1, 1))}],
-    "7.2": [{"bounce_solref": (0.02, 1)}, {"bounce_solref": (1, 1)}],
+    "7.2": [{"bounce_solref": (0.02, 1)}, {"bounce_solref": (1, 1)}, {"bounce_solref": (0.02, 0.2553)}],
     "7.3": [{"slot_walls": [((0, 0, 0.025), (0.0375, 0.015, 0.025))]},        # the hull again: one solid box
             {"slot_walls": [((0.4, 0.4, 0.01), (0.001,) * 3)]}],              # no walls at all
     "8.1": [{"glove": [0] * 7}, {"glove": [255] * 7}, {"glove": [127.5] * 7}],
+    # 8.2: the chapter's 5 rad/s for all; the synchronized 0.9 s close of distance/rate alone
     "8.2": [{"gentle_slew": dict.fromkeys(("index_mcp", "index_pip", "middle_mcp", "middle_pip", "thumb_mcp"),
-                                          5.0)}],                       # the chapter's 5 rad/s for all
+                                          5.0)},
+            {"gentle_slew": {"index_mcp": 1.2 / 0.9, "index_pip": 1.2 / 0.9, "middle_mcp": 1.0 / 0.9,
+                             "middle_pip": 1.4 / 0.9, "thumb_mcp": 0.8 / 0.9}}],
     "8.3": [{"tolerance": 5e-4, "iterations": 12}, {"tolerance": 0, "iterations": 0}],  # the driver's own
-    "9.2": [{"grip_min": 5.0}, {"grip_min": 100}],     # the starting grip per pad; the largest one allowed
-    "10.1": [{"servo_timestep": 0.002}, {"servo_timestep": 1e-6}],                      # the model's own step
-    "10.2": [{"finger_armature": 0}, {"finger_armature": 1e-3}],                        # the finger as it is
+    # 9.2: the starting grip per pad; the largest one allowed; Coulomb's m(g + 6h/T²)/(2μ), §4's elliptic rig
+    "9.2": [{"grip_min": 5.0}, {"grip_min": 100}, {"grip_min": 0.2 * (9.81 + 0.72) / (2 * 0.5)}],
+    # 10.1: the model's own step, and the table's kv-only Euler limit 2(√(ζ²+1) - ζ)/ω with ζ = 0.5
+    "10.1": [{"servo_timestep": 0.002}, {"servo_timestep": 1e-6}, {"servo_timestep": 0.0247214}],
+    # 10.2: the finger as it is, the largest armature, and section 2's undamped kp·h²/4 - dof_M0
+    "10.2": [{"finger_armature": 0}, {"finger_armature": 1e-3}, {"finger_armature": 2.2250667e-7}],
     "10.3": [{"cgs_gravity": 9.81, "cgs_density": 1000, "cgs_damping": 0.05, "cgs_width": 0.001},   # SI's
              {"cgs_gravity": 1, "cgs_density": 1, "cgs_damping": 1, "cgs_width": 1}],
     "9.1": [{"lift_kp": START["lift_kp"], "lift_kv": START["lift_kv"]}, {"lift_kp": 0, "lift_kv": 0}],
-    "9.3": [{"table_solref": list(START["solref"])}],
+    # 9.3: START's solref; 2·timestep at dampratio 1, the shallowest rest at dampratio 1 (§5)
+    "9.3": [{"table_solref": list(START["solref"])}, {"table_solref": [0.004, 1]}],
     "9.4": [{"answer": dict(START)}, {"answer": IDLE}, {"answer": {**START, "friction": 1e300}},
             {"answer": {**START, "timestep": 2.0}}, {"answer": {**START, "friction": 0}},
             {"answer": {**IDLE, "friction": 5.0, "cone": "elliptic", "noslip_iterations": 50}},

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from labkit.exercises import answers_of, spec
-from labkit.exercises.ch00 import LOWER_BOB, RELEASE, swung_pendulum
+from labkit.exercises.ch00 import HIGH_RELEASE, LOWER_BOB, RELEASE, swung_pendulum
 
 L, R, M, G = 0.5, 0.05, 1.0, 9.81           # models/pendulum.xml: bob depth, radius, mass; gravity
 AMPLITUDE = 1 + RELEASE**2 / 16 + 11 * RELEASE**4 / 3072
@@ -19,10 +19,24 @@ def period(inertia: float, torque_per_rad: float) -> float:
     return 2 * math.pi * math.sqrt(inertia / torque_per_rad) * AMPLITUDE
 
 
+def agm(a: float, b: float) -> float:
+    while abs(a - b) > 1e-15:
+        a, b = (a + b) / 2, math.sqrt(a * b)
+    return a
+
+
+def exact(inertia: float, torque_per_rad: float, release: float) -> float:
+    """A rigid pendulum's period at any amplitude: T0 · 2K(sin(θ0/2))/π = T0 / agm(1, cos(θ0/2))."""
+    return 2 * math.pi * math.sqrt(inertia / torque_per_rad) / agm(1.0, math.cos(release / 2))
+
+
+OWN = 0.4 * M * R**2
+TWO_BOBS = (M * L**2 + OWN + M * LOWER_BOB**2 + OWN, M * G * (L + LOWER_BOB))   # I, m·g·L summed
+
+
 def two_bobs() -> float:
-    """Exercise 0.2 by hand: inertias about the hinge and gravity torques add up."""
-    own = 0.4 * M * R**2
-    return period(M * L**2 + own + M * LOWER_BOB**2 + own, M * G * (L + LOWER_BOB))
+    """Exercise 0.2 by hand, with the exact amplitude law the chapter does not print."""
+    return exact(*TWO_BOBS, HIGH_RELEASE)
 
 
 def grade(number: str, **answers):
@@ -46,18 +60,23 @@ def test_0_1_the_keyframe_or_the_model_is_not_the_state(answer, message):
     assert graded.score == 0 and message in graded.text()
 
 
-def test_0_2_the_reference_prediction_earns_full_points():
+def test_0_2_the_timed_swing_earns_full_points():
     graded = grade("0.2", long_period=two_bobs())
     assert graded.passed and graded.score == 2, graded.text()
 
 
+SMALL = 2 * math.pi * math.sqrt(TWO_BOBS[0] / TWO_BOBS[1])
+SERIES = 1 + HIGH_RELEASE**2 / 16 + 11 * HIGH_RELEASE**4 / 3072
+
+
 @pytest.mark.parametrize(("answer", "message"), [
-    (period(M * LOWER_BOB**2 + 0.4 * M * R**2, M * G * LOWER_BOB), "the upper bob counts too"),
-    (period(M * L**2 + 0.4 * M * R**2, M * G * L), "the one-bob pendulum"),
-    (period(2 * M * ((L + LOWER_BOB) / 2) ** 2, 2 * M * G * (L + LOWER_BOB) / 2), "centre of mass"),
-    (two_bobs() / AMPLITUDE, "small-angle period"),
+    (SMALL * SERIES, "checked at 0.5 rad"),              # section 2's formula, plugged in
+    (SMALL, "small-angle period"),
+    (exact(*TWO_BOBS, RELEASE), "keyframe's 0.5 rad"),
+    (exact(M * L**2 + OWN, M * G * L, HIGH_RELEASE), "one-bob pendulum"),
+    (two_bobs() / 2, "half a swing"),
 ])
-def test_0_2_the_one_bob_formula_copied_gets_its_explanation(answer, message):
+def test_0_2_the_printed_formula_is_not_the_measurement(answer, message):
     graded = grade("0.2", long_period=answer)
     assert graded.score == 0 and message in graded.text(), graded.text()
     assert f"{two_bobs():.4g}" not in graded.text(), "the answer is never revealed"
@@ -85,6 +104,13 @@ def test_0_3_no_guess_earns_a_point(damping):
     graded = grade("0.3", damping=damping)
     assert graded.score == 0, graded.text()
     assert "amplitude after 3 s is 40–60 %" in graded.text()
+
+
+@pytest.mark.parametrize(("damping", "advice"), [(0.02, "die out faster"), (0.5, "swing longer")])
+def test_0_3_the_hint_points_to_the_experiment_not_to_the_answer(damping, advice):
+    text = grade("0.3", damping=damping).text()
+    assert advice in text and "record the angle" in text
+    assert "b/(2I)" not in text and "I ≈" not in text, "the decay formula would give the answer away"
 
 
 @pytest.mark.parametrize(("damping", "message"), [(-0.1, "negative damping feeds energy in"),

@@ -21,7 +21,10 @@ PUCK = """<body name="puck" pos="0 0 0.01">
   <geom type="cylinder" size="0.05 0.01"/>
 </body>"""
 BOX = '<body pos="0.3 0 0.05" euler="0 0 30"><freejoint/><geom type="box" size="0.2 0.1 0.05"/></body>'
-CAPSULE_VOLUME = math.pi * 0.02**2 * (2 * 0.1) + 4 / 3 * math.pi * 0.02**3    # cylinder plus two half-spheres
+# exercise 1.3: fromto="0 0 0  0.2 0 0" is the 0.2 m straight part, the caps of radius 0.02 lie beyond it;
+# the housing says mass="0.05", so its density is ignored
+TUBE_VOLUME = math.pi * 0.02**2 * 0.2 + 4 / 3 * math.pi * 0.02**3
+HOUSING_VOLUME = 4 / 3 * math.pi * 0.025**3
 SERVO_CLASS = '<default><default class="servo"><joint damping="1"/><position kp="25"/></default></default>'
 
 ELBOW = """<mujoco><compiler angle="radian"/><worldbody><body>
@@ -62,7 +65,7 @@ I_ARM = 1.0 * 0.5**2 + 0.4 * 1.0 * 0.04**2       # the arm: a 1 kg ball of radiu
 REFERENCE = {
     "1.1": {"puck_xml": PUCK},
     "1.2": {"box_xml": BOX},
-    "1.3": {"rho": 0.3 / CAPSULE_VOLUME},
+    "1.3": {"rho": (0.3 - 0.05) / TUBE_VOLUME},
     "1.4": {"servo_defaults": SERVO_CLASS},
     "2.1": {"servo_xml": elbow_xml()},
     "2.2": {"mount_xml": MOUNT.format(seq="XYZ")},
@@ -177,9 +180,24 @@ def test_1_2_box_on_its_side():
     assert "✘ it lies flat on its largest face" in text
 
 
-def test_1_3_capsule_without_caps():
-    cylinder = 0.3 / (math.pi * 0.02**2 * 2 * 0.1)
-    assert "the two half-sphere caps are part of the volume" in feedback("1.3", rho=cylinder)
+@pytest.mark.parametrize(("rho", "message"), [
+    (0.3 / (TUBE_VOLUME + HOUSING_VOLUME), "an explicit mass wins: its density is ignored"),
+    (0.3 / TUBE_VOLUME, "the housing's 0.05 kg is part of the link's mass too"),
+    (0.25 / (math.pi * 0.02**2 * 0.2), "the two half-sphere caps are part of the tube's volume"),
+    (0.25 / (math.pi * 0.02**2 * 0.16 + 4 / 3 * math.pi * 0.02**3), "the caps stick out beyond them"),
+    (0.25 / (math.pi * 0.02**2 * 0.4 + 4 / 3 * math.pi * 0.02**3), "span the whole straight part"),
+])
+def test_1_3_each_misreading_of_the_link_gets_its_explanation(rho, message):
+    text = feedback("1.3", rho=rho)
+    assert message in text, text
+    assert f"{(0.3 - 0.05) / TUBE_VOLUME:.4g}" not in text, "the answer is never revealed"
+
+
+def test_1_3_the_capsule_formula_beside_the_question_is_not_enough():
+    # the capsule volume formula of section 4, fed the link's numbers without the lesson, misses:
+    # a half-length of 0.1 read from fromto is right, but the housing's explicit mass must be subtracted
+    assert grade("1.3", rho=0.3 / TUBE_VOLUME).score == 0
+    assert grade("1.3", rho=1000.0).score == 0                      # MuJoCo's default density
     assert "a density must be positive" in feedback("1.3", rho=-5.0)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import labkit
-from labkit.exercises import answers_of, ch04, spec
+from labkit.exercises import answers_of, ch04, ch05, spec
 from labkit.exercises.answers import MAX_BYTES
 
 G = 9.81
@@ -69,42 +69,74 @@ def naive_controller():
 
 
 def _limit_solref():
-    _, arm_data = labkit.load("solver_limit")
-    a0 = 2.0 / arm_data.M[0]                           # τ / I about the hinge
-    return (np.sqrt(0.05 / ((1 - 0.95) * a0)), 1.0)   # depth = a0·(1 − dmax)·timeconst² at d = dmax
+    # the two-link arm: the limit row's a0 is τ·(M⁻¹)[0, 0] at qpos0 (the forearm free), not τ/M[0, 0]
+    arm, arm_data = labkit.load(ch05.TWO_LINK_ARM, keyframe="at_limit")
+    mujoco.mj_forward(arm, arm_data)
+    full = np.zeros((arm.nv, arm.nv))
+    mujoco.mj_fullM(arm, arm_data, full)
+    a0 = 2.0 * np.linalg.inv(full)[0, 0]
+    # solimplimit (0.5, 0.95, 0.1, 0.5, 2): 0.05 rad is its midpoint, d = 0.5 + 0.5·0.45
+    d, dmax = 0.725, 0.95
+    # rest: K·d²·δ = (1 − d)·a0 with K = 1/(dmax·τ)²
+    return (d / dmax * np.sqrt(0.05 / ((1 - d) * a0)), 1.0)
+
+
+def _block_depth():
+    # four corners share 2 kg·g; a condim-3 pyramidal contact with μ = 0.5 scales |a0| by μ²(1 + μ²)/2
+    return labkit.solver.rest_penetration((0.01, 1), (0.95, 0.99, 0.002, 0.5, 2), timestep=0.001,
+                                          accel=G / 4 * 0.5**2 * (1 + 0.5**2) / 2)
 
 
 _W_RUBBER = 2 / (2 + 1)                                # solmix weight of the rubber
-# 5.3: constant impedance d = 0.9: depth = (1 − d)·g·(τζ)² = 1 mm fixes τζ; overshoot 25 % fixes ζ
-_TZ = np.sqrt(1e-3 / ((1 - 0.9) * G))
-_ZETA_25 = -np.log(0.25) / np.sqrt(np.pi**2 + np.log(0.25) ** 2)
-# 6.3: from rest, v² = 2·g·(sin θ − μ cos θ)·d: 1 m/s after 0.3 m down a 30° chute
+# 5.1: a flat impedance at τ = 2h, ζ = 1: each corner row carries m·g/4 with the block's 1/m, so it
+# rests (1 − d)·(g/4)·τ² deep
+_D_BLOCK = 1 - 20e-6 / (G / 4 * 0.004**2)
+# 5.3: 1 mm is the default solimp's width, so d = dmax = 0.95 at rest: depth = (1 − d)·g·(τζ)² fixes
+# τζ. The impedance rises along the transient, so the overshoot is measured over ζ at that τζ
+_TZ = np.sqrt(1e-3 / ((1 - 0.95) * G))
+_ZETA_25 = -np.log(0.25) / np.sqrt(np.pi**2 + np.log(0.25) ** 2)   # a flat impedance's 25 %
+
+
+def _settle_overshoots():
+    overshoot = {}
+    for zeta in np.arange(0.5, 1.6, 0.05):
+        depth = ch05.settle((_TZ / zeta, zeta), ch05.SETTLE_SOLIMP, seconds=0.5)["depth"]
+        overshoot[zeta] = depth.max() / depth[-1] - 1
+    return overshoot
+
+
+def _settle_reference():
+    overshoot = _settle_overshoots()
+    critical = min(z for z, o in overshoot.items() if o <= 0.005)
+    bouncy = min(overshoot, key=lambda z: abs(overshoot[z] - 0.25))
+    return dict(solref_critical=(_TZ / critical, critical), solref_bouncy=(_TZ / bouncy, bouncy))
+# 6.3: from rest, v² = 2·g·(sin θ − μ cos θ)·d: 1 m/s after 0.3 m down a 30° chute; the part's
+# friction decides only with a priority above the liner's 1 (equal priority: the larger, 0.6)
 _THETA = np.radians(30)
 _MU_CHUTE = (np.sin(_THETA) - 1.0**2 / (2 * G * 0.3)) / np.cos(_THETA)
 
 REFERENCE = {
     "4.1": dict(is_bug=False, max_total=3 * 1.0 + 1.0,  # drive: gear 3 × forcerange 1; servo: 1
                 hip_attrs='actuatorfrcrange="-2.5 2.5"'),
-    "4.2": dict(actrange=(-np.radians(30), np.radians(30))),
+    "4.2": dict(actrange=(-2 * np.radians(30), 2 * np.radians(30))),   # the servo's length: gear 2 × angle
     "4.3": dict(ctrl_index=ctrl_index),
     "4.4": dict(make_controller=make_controller),
-    "5.1": dict(block_solref=(2 * 0.002, 1.0), block_solimp=(0.95, 0.99, 0.001, 0.5, 2)),
-    "5.2": dict(block_depth=labkit.solver.rest_penetration((0.01, 1), (0.95, 0.99, 0.002, 0.5, 2),
-                                                           timestep=0.001, accel=G / 4)),
-    "5.3": dict(solref_critical=(_TZ, 1.0), solref_bouncy=(_TZ / _ZETA_25, _ZETA_25)),
+    "5.1": dict(block_solref=(2 * 0.002, 1.0), block_solimp=(_D_BLOCK, _D_BLOCK, 0.001, 0.5, 2)),
+    "5.2": dict(block_depth=_block_depth()),
+    "5.3": _settle_reference(),
     "5.4": dict(limit_solref=_limit_solref()),
     "6.1": dict(masks={"left": (2, 0), "right": (2, 0), "cube": (1, 3)}),
     "6.2": dict(mixed_sliding=max(1.2, 0.4), mixed_rolling=max(0.0001, 0.0004),
                 mixed_timeconst=_W_RUBBER * 0.01 + (1 - _W_RUBBER) * 0.04,
                 mixed_dampratio=_W_RUBBER * 1.0 + (1 - _W_RUBBER) * 0.5),
-    "6.3": dict(mu_chute=_MU_CHUTE),
+    "6.3": dict(part_friction=_MU_CHUTE, part_priority=2),
 }
 
 TITLES = {"4.1": ("Several actuators, one joint", 3), "4.2": ("Clamp the setpoint, not the rate", 3),
           "4.3": ("Find a packed input by name", 2), "4.4": ("Control state outside the callback", 3),
-          "5.1": ("Rest with at most 20 µm penetration", 3),
-          "5.2": ("Predict the resting depth of a block on four contacts", 2),
-          "5.3": ("A critically damped and an under-damped contact, 1 mm deep", 3),
+          "5.1": ("A block that rests 20 µm deep on its four corners", 3),
+          "5.2": ("Predict the resting depth of a block on four pyramidal contacts", 2),
+          "5.3": ("No overshoot and a 25 % overshoot, both 1 mm deep", 3),
           "5.4": ("Soften a joint limit to a given stop depth", 2),
           "6.1": ("Fingers that grip but do not clash", 3), "6.2": ("Rubber on steel", 4),
           "6.3": ("A friction coefficient for an exit speed", 3)}
@@ -159,14 +191,25 @@ def test_4_1_attributes_cannot_smuggle_xml_into_the_model():
 
 def test_4_2_degrees_in_actrange():
     graded = grade("4.2", actrange=(-30, 30))            # the degrees the chapter shows just before
-    assert graded.score == 0 and "it reached -1 … 1 rad" in graded.text()
+    assert graded.score == 0 and "it aimed at -0.75 … 0.75 rad" in graded.text()   # 15 s at 0.1/s, gear 2
     assert "but so does the servo with no clamp at all" in graded.text()
 
 
-@pytest.mark.parametrize("actrange", [(0, 0), (1, 1), (1, 0), (-0.01, 0.01), (-0.3, 0.3)])
+def test_4_2_the_joint_range_in_radians_forgets_the_gear():
+    # the chapter's own servo (gear 1) is right with the joint range in radians; behind gear 2 its
+    # activation is a length, gear × angle, and the hinge then covers only half its range
+    graded = grade("4.2", actrange=(-np.radians(30), np.radians(30)))
+    assert graded.score == 0 and "it only reached -0.2626 … 0.2626 rad" in graded.text(), graded.text()
+    assert "chapter 03 §4" in graded.text()
+    wider = grade("4.2", actrange=(-1.0, 1.0))           # a little inside ±1.047: still within 5 %
+    assert wider.score == spec("4.2").points, wider.text()
+
+
+@pytest.mark.parametrize("actrange", [(0, 0), (1, 1), (1, 0), (-0.01, 0.01), (-0.3, 0.3), (-1.2, 1.2)])
 def test_4_2_a_servo_that_cannot_move_or_has_no_clamp_earns_nothing(actrange):
     # (0, 0) and (1, 1) are no clamp at all (the runaway servo); (-0.01, 0.01) a clamp too narrow to
-    # move: each met one of the one-sided requirements (1 point of 3)
+    # move: each met one of the one-sided requirements (1 point of 3); (-1.2, 1.2) lets the target
+    # pass the limit by 0.08 rad, which the hinge needs 1.75 s to travel back
     graded = grade("4.2", actrange=actrange)
     assert graded.score == 0, graded.text()
 
@@ -467,14 +510,24 @@ def test_5_1_mistakes():
     clamped = grade("5.1", block_solref=(0.001, 1), block_solimp=(0.95, 0.99, 0.001, 0.5, 2))
     assert clamped.score < 3 and "is silently raised to 0.004 s" in clamped.text()
     deep = grade("5.1", block_solref=(0.02, 1), block_solimp=(0.9, 0.95, 0.001, 0.5, 2))
-    assert not passed(deep)["the block rests at most 20 µm deep"] and "µm deep" in deep.text()
+    assert not passed(deep)["the block rests 20 µm (±5 %) deep"] and "µm deep" in deep.text()
+
+
+def test_5_1_the_stiffest_preset_and_a_sphere_design_earn_nothing():
+    # section 4's "stiffest at h = 2 ms" preset, printed for the sphere: the block rests ~2 µm deep
+    preset = grade("5.1", block_solref=(0.004, 1), block_solimp=(0.95, 0.99, 0.001, 0.5, 2))
+    assert preset.score == 0 and "✘ the block rests 20 µm (±5 %) deep" in preset.text()
+    # designed for one contact under the whole weight (|a0| = g): the block rests a quarter as deep
+    d_sphere = 1 - 20e-6 / (G * 0.004**2)
+    sphere = grade("5.1", block_solref=(0.004, 1), block_solimp=(d_sphere, d_sphere, 0.001, 0.5, 2))
+    assert sphere.score == 0 and "the block stands on four" in sphere.text(), sphere.text()
 
 
 def test_5_1_mujocos_defaults_earn_nothing():
     # the defaults are not clamped, rest, and do not bounce: 2.4 points of 3 for writing nothing
     graded = grade("5.1", block_solref=(0.02, 1), block_solimp=(0.9, 0.95, 0.001, 0.5, 2))
-    assert graded.score == 0 and "✘ the block rests at most 20 µm deep" in graded.text()
-    assert "it does not bounce, but it rests too deep" in graded.text()
+    assert graded.score == 0 and "✘ the block rests 20 µm (±5 %) deep" in graded.text()
+    assert "it does not bounce, but it does not rest 20 µm deep" in graded.text()
     soft = grade("5.1", block_solref=(1, 1), block_solimp=(0.9, 0.95, 0.001, 0.5, 2))
     assert soft.score == 0
 
@@ -495,14 +548,33 @@ def test_5_x_a_solref_or_solimp_outside_its_range_is_refused(number, answers, me
     assert graded.score == 0 and message in graded.text(), graded.text()
 
 
-def test_5_2_one_contact_instead_of_four():
-    sphere = labkit.solver.rest_penetration((0.01, 1), (0.95, 0.99, 0.002, 0.5, 2), timestep=0.001)
-    graded = grade("5.2", block_depth=sphere)
-    assert graded.score == 0 and "a single contact carrying the whole weight" in graded.text()
+def test_5_2_one_contact_instead_of_four_and_the_elliptic_share():
+    def rest(accel):
+        return labkit.solver.rest_penetration((0.01, 1), (0.95, 0.99, 0.002, 0.5, 2), timestep=0.001,
+                                              accel=accel)
+
+    for depth, why in ((rest(G), "a single frictionless contact carrying the whole weight"),
+                       (rest(G / 4), "the block on four elliptic contacts"),
+                       (rest(G * 0.5**2 * 1.25 / 2), "a single pyramidal contact"),
+                       (G / 4 * 0.5**2 * 1.25 / 2 * 0.01 * 0.01**2, "the constant-impedance formula")):
+        graded = grade("5.2", block_depth=depth)
+        assert graded.score == 0 and why in graded.text(), graded.text()
+
+
+def test_5_3_the_flat_impedance_formulas_do_not_fit_this_transient():
+    # dampratio 1 and the overshoot formula's ζ for 25 %: right depth, wrong transients (3.3 %, 49 %)
+    formula = grade("5.3", solref_critical=(_TZ, 1.0), solref_bouncy=(_TZ / _ZETA_25, _ZETA_25))
+    results = passed(formula)
+    assert not results["solref_critical overshoots by at most 1 %"]
+    assert not results["solref_bouncy overshoots by 20-30 %"]
+    assert results["solref_bouncy rests 1 mm (±5 %) deep"]
+    assert formula.score < 3 and "measure the overshoot with settle" in formula.text()
 
 
 def test_5_3_swapped_damping_ratios_and_the_chapters_values():
-    graded = grade("5.3", solref_critical=(_TZ / _ZETA_25, _ZETA_25), solref_bouncy=(_TZ, 1.0))
+    reference = _settle_reference()
+    graded = grade("5.3", solref_critical=reference["solref_bouncy"],
+                   solref_bouncy=reference["solref_critical"])
     results = passed(graded)
     assert not results["solref_critical overshoots by at most 1 %"]
     assert not results["solref_bouncy overshoots by 20-30 %"]
@@ -511,10 +583,10 @@ def test_5_3_swapped_damping_ratios_and_the_chapters_values():
     results = passed(copied)
     assert not results["solref_critical rests 1 mm (±5 %) deep"]
     assert not results["solref_bouncy overshoots by 20-30 %"]
-    assert "it rests 0.3924 mm deep" in copied.text()
+    assert "it rests 0.3" in copied.text()                  # the default contact's 0.37 mm
     same_tau = grade("5.3", solref_critical=(_TZ, 1.0), solref_bouncy=(_TZ, _ZETA_25))  # τ kept, not τζ
     assert not passed(same_tau)["solref_bouncy rests 1 mm (±5 %) deep"]
-    slow = grade("5.3", solref_critical=(_TZ / 5, 5.0), solref_bouncy=(_TZ / _ZETA_25, _ZETA_25))
+    slow = grade("5.3", solref_critical=(_TZ / 5, 5.0), solref_bouncy=reference["solref_bouncy"])
     assert not passed(slow)["solref_critical reaches 90 % of its depth within 0.2 s"]
     direct = grade("5.3", solref_critical=(-2500, -100), solref_bouncy=(0.02, 0.3))
     assert not passed(direct)["`solref_critical` uses the positive (timeconst, dampratio) format"]
@@ -528,12 +600,20 @@ def test_5_3_one_solref_for_both_earns_nothing(solref):
     assert graded.score == 0, graded.text()
 
 
-def test_5_4_gravity_instead_of_the_motor_and_a_swinging_arm():
-    wrong = grade("5.4", limit_solref=(np.sqrt(0.05 / ((1 - 0.95) * G)), 1.0))
-    assert wrong.score == 0 and "it rests 0.32" in wrong.text()
+def test_5_4_the_single_hinge_inertia_dmax_and_a_swinging_arm():
+    arm, arm_data = labkit.load(ch05.TWO_LINK_ARM, keyframe="at_limit")
+    mujoco.mj_forward(arm, arm_data)
+    as_welded = 0.725 / 0.95 * np.sqrt(0.05 / ((1 - 0.725) * 2.0 / arm_data.M[0]))   # τ/M[0, 0]
+    graded = grade("5.4", limit_solref=(as_welded, 1.0))
+    assert graded.score == 0 and "as if the forearm were welded on" in graded.text(), graded.text()
+    at_dmax = np.sqrt(0.05 / ((1 - 0.95) * 2.0 * arm.dof_invweight0[0]))            # d = dmax assumed
+    graded = grade("5.4", limit_solref=(at_dmax, 1.0))
+    assert graded.score == 0 and "inside solimplimit's width" in graded.text(), graded.text()
     timeconst = _limit_solref()[0]
     swinging = grade("5.4", limit_solref=(timeconst, 0.01))   # passes through 0.05 rad, never rests there
     assert swinging.score == 0 and "it has not settled" in swinging.text()
+    other_split = grade("5.4", limit_solref=(timeconst / 2, 2.0))   # only timeconst·dampratio sets K
+    assert other_split.score == 2, other_split.text()
 
 
 def test_6_1_default_masks_collide_everything():
@@ -563,19 +643,31 @@ def test_6_2_averages_instead_of_maxima():
         assert why in text
 
 
-def test_6_3_the_threshold_and_the_distance_formula_miss_the_speed():
-    held = grade("6.3", mu_chute=np.tan(_THETA))                       # Coulomb's threshold: it holds
-    assert held.score == 0 and "does not get 0.3 m down the chute" in held.text()
+def test_6_3_the_liner_wins_unless_the_part_has_the_higher_priority():
+    # the right friction at the liner's priority (or below it): the contact takes the liner's 0.6 and holds
+    for priority in (0, 1, -3):
+        held = grade("6.3", part_friction=_MU_CHUTE, part_priority=priority)
+        assert held.score == 0, held.text()
+        assert "does not get 0.3 m down the chute in 3 s" in held.text()
+        assert "sliding friction 0.6" in held.text()
+    # believing the post's summary, that equal priorities average: 0.162 with the liner's 0.6 "gives" 0.381
+    averaged = grade("6.3", part_friction=2 * _MU_CHUTE - 0.6, part_priority=0)
+    assert averaged.score == 0 and "sliding friction 0.6" in averaged.text()
+    # a higher priority, but Coulomb's threshold: it holds
+    threshold = grade("6.3", part_friction=np.tan(_THETA), part_priority=2)
+    assert threshold.score == 0 and "sliding friction 0.5774" in threshold.text()
     in_one_second = (np.sin(_THETA) - 2 * 0.3 / G) / np.cos(_THETA)    # ½·a·t² = 0.3 m with t = 1 s
-    graded = grade("6.3", mu_chute=in_one_second)
+    graded = grade("6.3", part_friction=in_one_second, part_priority=2)
     assert passed(graded)["the part slides down the 30° chute"]
-    # sliding is a gate: μ = 0 and μ = 0.5 slide too (they earned 1.5 of 3)
+    # sliding is a gate: a frictionless part slides too
     assert graded.score == 0 and "it passes 0.3 m at 0.59" in graded.text()
     for mu in (0, 0.5, 1e-308):
-        assert grade("6.3", mu_chute=mu).score == 0
+        assert grade("6.3", part_friction=mu, part_priority=2).score == 0
     for mu in (-0.1, 1e300):                       # refused before anything is simulated
-        refused = grade("6.3", mu_chute=mu)
+        refused = grade("6.3", part_friction=mu, part_priority=2)
         assert refused.score == 0 and "a friction coefficient is not negative" in refused.text()
+    for priority in (1.5, 1000, True):
+        assert grade("6.3", part_friction=_MU_CHUTE, part_priority=priority).score == 0
 
 
 def test_5_1_a_clamped_impedance_is_not_the_value_mujoco_uses():

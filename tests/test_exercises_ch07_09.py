@@ -135,17 +135,34 @@ def damping_ratio_for(e):
     return (low + high) / 2
 
 
-def test_7_2_reference_in_both_formats():
+def test_7_2_reference_needs_the_direct_format():
+    # the ball has priority 0, like the floor: a standard solref is averaged with the floor's
+    # (0.02, 1), so its damping ratio is at least 0.5 (e ≈ 0.3); a direct one is kept as written
     zeta = damping_ratio_for(0.5)
-    assert grade("7.2", {"bounce_solref": (0.02, zeta)}).score == 3
-    k = 1 / (0.02 * zeta) ** 2                     # the same oscillator in the direct format
+    k = 1 / (0.02 * zeta) ** 2
     assert grade("7.2", {"bounce_solref": np.array([-k, -2 * zeta * math.sqrt(k)])}).score == 3
+    k = 4e4                                          # another resolved stiffness (ω0·Δt = 0.04)
+    assert grade("7.2", {"bounce_solref": (-k, -2 * zeta * math.sqrt(k))}).score == 3
+    graded = grade("7.2", {"bounce_solref": (0.02, zeta)})          # the right ζ, standard format
+    assert graded.score == 0
+    assert "averaged your solref with the floor's [0.02, 1] and used [0.02, 0.628]" in messages(graded)
+
+
+def test_7_2_the_floor_solref_is_the_models():
+    from labkit.exercises import ch07
+
+    model, _ = labkit.load("tuning_bounce")
+    assert tuple(model.geom("floor").solref) == ch07.FLOOR_SOLREF
+    assert model.geom("ball").priority[0] == 1 and model.geom("floor").priority[0] == 0
+    e_mixed = ch07.bounce((0.02, 0.2), priority=0)[0]                # (0.02, 0.6) once mixed
+    assert e_mixed == pytest.approx(ch07.bounce((0.02, 0.6))[0], abs=0.02)
 
 
 def test_7_2_the_textbook_damping_ratio_is_recognised():
     zeta = math.log(2) / math.sqrt(math.pi**2 + math.log(2) ** 2)   # e^(−πζ/√(1−ζ²)) = 0.5
-    graded = grade("7.2", {"bounce_solref": (0.02, zeta)})
-    assert graded.score == 0                     # two numbers alone earned 1.5 of 3: now the kind's job
+    k = 1 / (0.02 * zeta) ** 2
+    graded = grade("7.2", {"bounce_solref": (-k, -2 * zeta * math.sqrt(k))})
+    assert graded.score == 0
     assert "comes from the textbook formula" in messages(graded)
 
 
@@ -227,11 +244,31 @@ def test_tray_writes_the_hub_before_or_after_the_cubes():
 # -- chapter 08 ---------------------------------------------------------------------------------------
 
 CHANNELS = ("lift", "index_mcp", "index_pip", "middle_mcp", "middle_pip", "thumb_yaw", "thumb_mcp")
-PINCH = {"lift": 0.02, "index_mcp": 0.9, "index_dip": 0.64, "middle_mcp": 0.6, "middle_pip": 1.2,
-         "thumb_yaw": -0.2, "thumb_ip": 0.7}          # the exercise's pose, as the chapter states it
+PINCH = {"lift": 0.02, "index_mcp": 0.9, "middle_mcp": 0.6, "middle_dip": 0.96, "thumb_yaw": -0.2,
+         "thumb_ip": 0.7}                             # the exercise's pose, as the chapter states it
+INDEX_TIP = (0.0489, 0.012, 0.1065)                   # m: where the planner wants the index fingertip
 
 
-def glove_for(pose, divide_mimics=True, reverse_lift=False):
+def index_pip_for_the_tip():
+    """index_pip (rad) that puts the index fingertip nearest INDEX_TIP with the rest of PINCH: the
+    tip of the index_dist capsule, placed by MuJoCo's kinematics, over a 0.1 mrad grid."""
+    from labkit.exercises import ch08
+
+    model, data = labkit.load("hand")
+    pose = {**PINCH, "middle_pip": 1.2, "thumb_mcp": 0.7}   # the mimics' leaders (ratios 0.8 and 1)
+    pose.pop("middle_dip"), pose.pop("thumb_ip")
+    pips = np.linspace(0.0, 1.6, 16001)
+    misses = []
+    for pip in pips:
+        for name, value in {**pose, "index_pip": pip, "index_dip": 0.8 * pip, "middle_dip": 0.96,
+                            "thumb_ip": 0.7}.items():
+            data.joint(name).qpos[0] = value
+        mujoco.mj_kinematics(model, data)
+        misses.append(np.linalg.norm(ch08.fingertips(model, data)[0] - INDEX_TIP))
+    return float(pips[int(np.argmin(misses))]), float(min(misses))
+
+
+def glove_for(pose, divide_mimics=True, reverse_lift=False, index_pip=0.83):
     """Commands (0–255, CHANNELS order) for ``pose``, by the exercise's rule, with ranges and
     couplings read from hand.xml: a mimic's target becomes its leader's, divided by the ratio."""
     model, _ = labkit.load("hand")
@@ -244,7 +281,7 @@ def glove_for(pose, divide_mimics=True, reverse_lift=False):
     glove = []
     for name in CHANNELS:
         lo, hi = model.joint(name).range
-        value = pose.get(name, leader_targets.get(name))
+        value = pose.get(name, leader_targets.get(name, index_pip if name == "index_pip" else None))
         backwards = name != "thumb_yaw" and (name != "lift" or reverse_lift)
         glove.append(float(255 * ((hi - value) if backwards else (value - lo)) / (hi - lo)))
     return glove
@@ -253,15 +290,20 @@ def glove_for(pose, divide_mimics=True, reverse_lift=False):
 def test_8_1_reference():
     from labkit.exercises import ch08
 
-    assert dict(ch08.PINCH) == PINCH
-    assert grade("8.1", {"glove": glove_for(PINCH)}).score == 2
+    assert dict(ch08.PINCH) == PINCH and ch08.INDEX_TIP == INDEX_TIP
+    pip, miss = index_pip_for_the_tip()
+    assert pip == pytest.approx(0.83, abs=2e-3) and miss < 1e-4       # the point is given to 0.1 mm
+    assert grade("8.1", {"glove": glove_for(PINCH, index_pip=pip)}).score == 2
 
 
 def test_8_1_typical_mistakes():
     graded = grade("8.1", {"glove": glove_for(PINCH, divide_mimics=False)})    # the ratio forgotten
-    assert graded.score == 0 and "wrong for: index_dip (0.512, not 0.64)" in messages(graded)
-    graded = grade("8.1", {"glove": glove_for(PINCH, reverse_lift=True)})
+    assert graded.score == 1 and "wrong for: middle_dip (0.768, not 0.96)" in messages(graded)
+    graded = grade("8.1", {"glove": glove_for(PINCH, reverse_lift=True)})    # the tip moves with the lift
     assert graded.score == 0 and "wrong for: lift" in messages(graded)
+    # the mapping right, index_pip guessed instead of measured: the tip misses
+    graded = grade("8.1", {"glove": glove_for(PINCH, index_pip=0.7)})
+    assert graded.score == 1 and "mm away" in messages(graded)
     graded = grade("8.1", {"glove": [300] * 7})
     assert graded.score == 0 and "within 0–255" in messages(graded)
     graded = grade("8.1", {"glove": glove_for(PINCH)[:6]})
@@ -276,11 +318,20 @@ def test_8_2_reference_and_one_rate_for_all():
 
     assert dict(ch08.RELAXED) == RELAXED
     model, _ = labkit.load("hand")
-    # every leader covers its own distance (upper limit − relaxed angle) in 0.9 s
-    rates = {n: (model.joint(n).range[1] - RELAXED[n]) / 0.9 for n in RELAXED}
+    distance = {n: model.joint(n).range[1] - RELAXED[n] for n in RELAXED}   # to the upper limits
+    # every rate scaled by one factor: the same path, so the fingertip speed scales with it; measure
+    # the fastest fingertip of a 1 s close and scale the close to 0.285 m/s
+    fastest = max(ch08.tip_speeds({n: d / 1.0 for n, d in distance.items()}).values())
+    close_time = fastest / 0.285
+    rates = {n: d / close_time for n, d in distance.items()}
     assert grade("8.2", {"gentle_slew": rates}).score == 2
+    # the distance/rate formula alone (a synchronized close in 0.9 s) is too slow for the limit
+    graded = grade("8.2", {"gentle_slew": {n: d / 0.9 for n, d in distance.items()}})
+    assert graded.score == 0 and "the fastest fingertip peaks at 0.217 m/s" in messages(graded)
+    graded = grade("8.2", {"gentle_slew": {n: d / 0.6 for n, d in distance.items()}})      # too fast
+    assert graded.score == 0 and "peaks at 0.326 m/s" in messages(graded)
     graded = grade("8.2", {"gentle_slew": dict.fromkeys(RELAXED, 1.6 / 0.9)})   # one rate: no synchrony
-    assert graded.score == 0 and "thumb_mcp after 0.452 s" in messages(graded)
+    assert graded.score == 0 and "middle_pip arrives 0.336 s after the first" in messages(graded)
     graded = grade("8.2", {"gentle_slew": 1.6 / 0.9})
     assert graded.score == 0 and "should be a dict" in messages(graded)
     graded = grade("8.2", {"gentle_slew": {**rates, "index_dip": 1.0}})
@@ -289,26 +340,46 @@ def test_8_2_reference_and_one_rate_for_all():
     assert graded.score == 0 and "must be positive" in messages(graded)
 
 
+def test_8_2_tip_speeds_are_the_fingertips_finite_differences():
+    from labkit.exercises import ch08
+
+    model, data = labkit.load("hand")
+    tips = ch08.fingertips(model, data)
+    # the open hand: index and middle tips at the far ends of their fingers (x forward), the thumb's behind
+    assert tips[0] == pytest.approx([0.04 + 0.045 + 0.028 + 0.02, 0.012, 0.165 - 0.002], abs=1e-12)
+    assert tips[1] == pytest.approx([0.04 + 0.048 + 0.03 + 0.022, -0.012, 0.165 - 0.002], abs=1e-12)
+    assert tips[2] == pytest.approx([-0.034 - 0.04 - 0.028, 0.0, 0.165 - 0.006], abs=1e-12)
+    # one joint alone at 1 rad/s: the index tip moves on a circle about index_mcp, at 1 rad/s × radius
+    speeds = ch08.tip_speeds({"index_mcp": 1.0}, start={}, goal={"index_mcp": 0.5})
+    radius = 0.045 + 0.028 + 0.02
+    chord = 2 * radius * math.sin(model.opt.timestep / 2) / model.opt.timestep   # one step's chord, per step
+    assert speeds["index"] == pytest.approx(chord, rel=1e-9)
+    assert speeds["middle"] == speeds["thumb"] == 0.0
+
+
 def test_8_3_reference_and_the_seeds_values():
-    # five blocked leaders cost 1 + 1 + 5·(1 + iterations) + 1 ≤ 40 evaluations: iterations ≤ 6
-    assert grade("8.3", {"tolerance": 5e-5, "iterations": 5}).score == 3
-    graded = grade("8.3", {"tolerance": 5e-4, "iterations": 12})
+    # measured: at tolerance 0.02 mm, 4 halvings stop every finger within 0.02 mm of the rod and 3 do
+    # not (a finger stays 0.026 mm short); §6's worst-case resolution, 1 mm / 2**n ≤ 0.02 mm, says 6
+    assert grade("8.3", {"tolerance": 2e-5, "iterations": 4}).score == 3
+    graded = grade("8.3", {"tolerance": 2e-5, "iterations": 6})
+    assert graded.score == 2 and "iterations = 4 already does" in messages(graded)
+    graded = grade("8.3", {"tolerance": 5e-4, "iterations": 12})             # the G20 notes' values
     assert graded.score == 0
     text = messages(graded)
-    assert "it reached 0.5 mm" in text and "the worst step cost 68" in text
+    assert "distances [-0.5" in text and "it reached 0.5 mm" in text
     graded = grade("8.3", {"tolerance": 5e-5, "iterations": 10**6})
     assert graded.score == 0 and "from 0 to 64" in messages(graded)
     graded = grade("8.3", {"tolerance": 5e-5, "iterations": 4.5})
     assert graded.score == 0 and "whole number" in messages(graded)
 
 
-def test_8_3_penetration_and_budget_count_only_once_the_fingers_touch():
-    # zero tolerance and zero iterations keep out any penetration and any cost: they scored 2 of 3
+def test_8_3_penetration_and_fewest_iterations_count_only_once_the_fingers_touch():
+    # zero tolerance and zero iterations keep out any penetration and any cost: they score nothing
     graded = grade("8.3", {"tolerance": 0, "iterations": 0})
-    assert graded.score == 0 and "counted only once every finger ends within 0.15 mm" in messages(graded)
-    # the tolerance right and the budget ignored: the fingers touch, and the cost is told
-    graded = grade("8.3", {"tolerance": 1e-4, "iterations": 12})
-    assert graded.score == 2 and "the worst step cost 68" in messages(graded)
+    assert graded.score == 0 and "counted only once every finger ends within 0.02 mm" in messages(graded)
+    # resting 0.05 mm deep: outside the 0.02 mm band, whatever the iterations
+    graded = grade("8.3", {"tolerance": 5e-5, "iterations": 5})
+    assert graded.score == 0 and "distances [-0.04" in messages(graded)
     for junk in ({"tolerance": 1, "iterations": 1}, {"tolerance": 2, "iterations": 2}):
         assert grade("8.3", junk).score == 0
 
@@ -339,14 +410,21 @@ def test_9_1_a_lift_that_does_nothing_or_diverges_earns_nothing():
     assert graded.score == 0 and "at most 100000 N/m" in messages(graded)
 
 
-def test_9_2_reference_and_forgetting_the_acceleration_or_a_pad():
+def test_9_2_reference_and_coulombs_grip():
     acceleration = 6 * 0.12 / 1.0**2                     # z = h·(3u² − 2u³): z'' peaks at 6h/T²
-    mu = 0.5
-    assert grade("9.2", {"grip_min": CUBE * (G + acceleration) / (2 * mu)}).score == 2
-    # the bracket is one requirement: either side alone is met by a tiny or a huge force
-    graded = grade("9.2", {"grip_min": CUBE * G / (2 * mu)})
+    coulomb = CUBE * (G + acceleration) / (2 * START["friction"])     # the elliptic rig's minimum (§4)
+    # the pyramidal rig's minimum has no formula: bisect it, from 150 % (slips, §4) to 250 % (holds)
+    low, high = 1.5 * coulomb, 2.5 * coulomb
+    for _ in range(5):
+        mid = (low + high) / 2
+        low, high = (low, mid) if ch09.rig_slip(mid, cone="pyramidal") <= ch09.RIG_HOLDS else (mid, high)
+    assert grade("9.2", {"grip_min": high}).score == 2
+    # Coulomb's grip, the formula printed beside the exercise, is the elliptic rig's answer, not this one
+    graded = grade("9.2", {"grip_min": coulomb})
     assert graded.score == 0 and "your force is too small" in messages(graded)
-    graded = grade("9.2", {"grip_min": CUBE * (G + acceleration) / mu})
+    assert "cone='pyramidal'" in messages(graded)
+    # the bracket is one requirement: either side alone is met by a tiny or a huge force
+    graded = grade("9.2", {"grip_min": 3 * coulomb})
     assert graded.score == 0 and "more than the minimum" in messages(graded)
 
 
@@ -358,18 +436,36 @@ def test_9_2_an_extreme_grip_earns_nothing():
 
 
 def test_9_3_reference_and_a_clamped_timeconst():
-    # four corners share the weight; the depth grows with timeconst²: aim at the band's middle
-    low, high = 0.004, 0.05
+    # four corners share the weight; the depth follows the stiffness 1/(dmax·timeconst·dampratio)²
+    def depth(solref):
+        return labkit.solver.rest_penetration(solref, labkit.solver.DEFAULT_SOLIMP, timestep=0.002,
+                                              accel=G / 4)
+
+    low_band, high_band = ch09.TABLE_BAND
+    # the band lies below what dampratio 1 reaches with a timeconst MuJoCo keeps (≥ 2·timestep)
+    assert depth((0.004, 1.0)) > high_band
+    low, high = 0.1, 1.0                              # dampratio, at a timeconst of 5 ms
     for _ in range(50):
-        tau = (low + high) / 2
-        depth = labkit.solver.rest_penetration((tau, 1.0), labkit.solver.DEFAULT_SOLIMP, timestep=0.002,
-                                               accel=G / 4)
-        low, high = (tau, high) if depth < 3e-5 else (low, tau)
-    assert grade("9.3", {"table_solref": (tau, 1.0)}).score == 2
-    graded = grade("9.3", {"table_solref": (0.002, 1.0)})
-    assert graded.score < 1 and "raised it to 0.004 s" in messages(graded)
+        ratio = (low + high) / 2
+        low, high = (ratio, high) if depth((0.005, ratio)) < (low_band + high_band) / 2 else (low, ratio)
+    assert grade("9.3", {"table_solref": (0.005, ratio)}).score == 2
+    # a short timeconst at dampratio 1 would reach the band as written; MuJoCo raises it to 4 ms
+    tau = 0.005 * ratio
+    assert low_band <= depth((tau, 1.0)) == depth((0.004, 1.0))   # rest_penetration clamps too
+    graded = grade("9.3", {"table_solref": (tau, 1.0)})
+    assert graded.score == 0 and "raised it to 0.004 s" in messages(graded)
+    assert "it rests 0.00437 mm deep" in messages(graded)
     graded = grade("9.3", {"table_solref": (0.02, -1.0)})
     assert graded.score == 0 and "mixed-sign" in messages(graded)
+
+
+def test_9_3_a_bouncing_cube_has_no_resting_depth():
+    # timeconst·dampratio = 3 ms as in the reference, but dampratio 0.3: the stiff contact bounces
+    predicted = labkit.solver.rest_penetration((0.01, 0.3), labkit.solver.DEFAULT_SOLIMP, timestep=0.002,
+                                               accel=G / 4)
+    assert ch09.TABLE_BAND[0] <= predicted <= ch09.TABLE_BAND[1]
+    graded = grade("9.3", {"table_solref": (0.01, 0.3)})
+    assert graded.score == 0 and "not at rest after 0.5 s" in messages(graded)
 
 
 def test_9_3_a_timeconst_used_as_written_counts_only_at_the_right_depth():
@@ -501,6 +597,26 @@ def test_start_restates_every_parameter_of_the_model_file():
         assert np.array_equal(getattr(model, field), getattr(restated, field)), field
     for option in ("cone", "impratio", "noslip_iterations", "timestep", "integrator"):
         assert getattr(model.opt, option) == getattr(restated.opt, option), option
+
+
+def test_build_gives_the_pad_cube_contact_exactly_starts_parameters():
+    # moved from course/09_capstone.ipynb (it tested labkit's configure, not MuJoCo): every geom gets
+    # START's contact parameters, so MuJoCo's mixing of the pad's and the cube's returns them unchanged
+    model, data = ch09.build(START)
+    labkit.sim.run(model, data, duration=0.5, ctrl=labkit.grasp.script(model, **ch09.SCRIPT))
+    pad, cube = model.geom("left_pad").id, model.geom("cube").id
+    contact = next(c for c in data.contact[:data.ncon] if {c.geom1, c.geom2} == {pad, cube})
+    assert list(contact.friction[:2]) == [START["friction"]] * 2
+    assert list(contact.solref) == list(START["solref"]) and list(contact.solimp) == list(START["solimp"])
+
+
+def test_the_rig_verdicts_and_its_cone():
+    assert ch09.RIG_HOLDS == 0.0005
+    assert ch09.RIG_SLIPS == 0.002                 # the capstone's slip limit
+    assert ch09.RIG["cone"] == "elliptic" and ch09.RIG["noslip_iterations"] > 0
+    coulomb = CUBE * (G + 6 * 0.12) / (2 * START["friction"])
+    assert ch09.rig_slip(1.03 * coulomb) == ch09.rig_slip(1.03 * coulomb, cone="elliptic") <= ch09.RIG_HOLDS
+    assert ch09.rig_slip(1.03 * coulomb, cone="pyramidal") >= ch09.RIG_SLIPS     # chapter 09 §4
 
 
 def test_panels_draws_slip_penetration_and_height_against_their_limits(start_report):
@@ -666,3 +782,12 @@ def test_helpers_the_notebook_imports_behave_as_documented():
     assert dict(ch08.CLOSE) == {n: float(hand.joint(n).range[1]) for n in ch08.CLOSE}
     times = ch08.arrival_times(5.0, start={}, goal=ch08.CLOSE)       # from the open hand at 5 rad/s
     assert times == pytest.approx({n: v / 5.0 for n, v in ch08.CLOSE.items()}, abs=2 * hand.opt.timestep)
+    # the § 1 edge scene: the arm hinged on the frame's body, that body hanging from each parent kind
+    for parent in labkit.axes.PARENTS:
+        frame_model, _ = labkit.load(ch07.frame_on(parent))
+        arm = frame_model.body("arm")
+        assert frame_model.body(int(arm.parentid[0])).name == "cell"
+        weld = frame_model.body(int(frame_model.body("cell").weldid[0])).name
+        assert weld == {"world": "world", "welded": "base"}.get(parent, "cell"), parent
+    with pytest.raises(KeyError, match="parent must be one of"):
+        ch07.frame_on("floating")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import mujoco
 import pytest
 
 import labkit
@@ -17,7 +18,18 @@ from labkit.exercises import answers_of, ch10, spec
 
 H = 0.002                                          # s: the finger's timestep (Exercise 10.2)
 OMEGA = math.sqrt(ch10.EX_KP / 1.0)                 # rad/s: Exercise 10.1's servo on the 1 kg ball
-ZETA = ch10.EX_KV / (2 * math.sqrt(ch10.EX_KP * 1.0))
+ZETA_KV = ch10.EX_KV / (2 * math.sqrt(ch10.EX_KP * 1.0))         # the servo's kv: explicit under Euler
+ZETA_JOINT = ch10.EX_DAMPING / (2 * math.sqrt(ch10.EX_KP * 1.0))  # the joint's damping: implicit
+
+
+def euler_limit(explicit, implicit):
+    """One Euler step with explicit damping ratio ζe and implicit ζi: (1 + 2ζi·a)·u' = (1 - 2ζe·a)·u - a·x,
+    x' = x + a·u'.  Its growth factor reaches -1 where a² + 4(ζe - ζi)·a - 4 = 0 (a = ωh)."""
+    z = explicit - implicit
+    return 2 * (math.sqrt(z**2 + 1) - z) / OMEGA
+
+
+LIMIT_10_1 = euler_limit(ZETA_KV, ZETA_JOINT)
 
 
 def grade(number, **namespace):
@@ -36,10 +48,12 @@ def finger_inertia():
 
 
 KP_FINGER = 0.4                                    # N·m/rad: the finger's servo
-LEAST_ARMATURE = KP_FINGER * H**2 / 4 - finger_inertia()   # ω·h = 2 exactly
+KV_FINGER = 4e-4                                   # N·m·s/rad: Exercise 10.2's velocity gain
+# explicit damping: a² + 2b = 4 with a² = kp·h²/J and b = kv·h/J, so J = (kp·h² + 2·kv·h)/4 in all
+LEAST_ARMATURE = (KP_FINGER * H**2 + 2 * KV_FINGER * H) / 4 - finger_inertia()
 
 REFERENCE = {
-    "10.1": {"servo_timestep": 0.99 * 2 * (math.sqrt(ZETA**2 + 1) - ZETA) / OMEGA},  # kv explicit (Euler)
+    "10.1": {"servo_timestep": 0.99 * LIMIT_10_1},          # kv explicit, joint damping implicit (Euler)
     "10.2": {"finger_armature": 1.1 * LEAST_ARMATURE},
     "10.3": {"cgs_gravity": 9.81 * 100, "cgs_density": 1000 * 1000 / 100**3,
              "cgs_damping": 0.05 * 1000 * 100**2, "cgs_width": 0.001 * 100},
@@ -66,11 +80,36 @@ def test_chapter_registers_three_exercises_in_order():
     assert [s.id for s in chapter_specs(10)] == ["10.1", "10.2", "10.3"]
 
 
-# -- Exercise 10.1: the largest stable Euler timestep of a damped servo -------------------------
+# -- Exercise 10.1: the largest stable Euler timestep of a servo with two kinds of damping -----------
+
+def test_the_exercise_servo_has_both_dampings():
+    model, _ = ch10.exercise_servo()
+    assert model.actuator_gainprm[0, 0] == ch10.EX_KP
+    assert list(model.actuator_biasprm[0, 1:3]) == [-ch10.EX_KP, -ch10.EX_KV]
+    assert model.dof_damping[0] == ch10.EX_DAMPING and model.body("ball").mass[0] == 1.0
+
+
+def test_servo_builds_each_kind_of_damping_and_a_tendon_transmission():
+    model, _ = ch10.servo(1e4, 0.0, actuator_damping=200.0)
+    assert model.actuator_damping[0] == 200.0 and model.dof_damping[0] == 0.0
+    assert model.actuator_trntype[0] == mujoco.mjtTrn.mjTRN_JOINT and model.ntendon == 0
+    model, data = ch10.servo(1e4, 0.0, actuator_damping=200.0, tendon_transmission=True)
+    assert model.actuator_trntype[0] == mujoco.mjtTrn.mjTRN_TENDON and model.tendon_damping[0] == 0.0
+    mujoco.mj_forward(model, data)
+    assert data.actuator_length[0] == pytest.approx(data.qpos[0])        # the tendon's length is x
+    model, _ = ch10.servo(1e4, 50.0, tendon_damping=30.0)
+    assert model.tendon_damping[0] == 30.0 and model.actuator_trntype[0] == mujoco.mjtTrn.mjTRN_JOINT
+    assert model.actuator_biasprm[0, 2] == -50.0 and model.actuator_damping[0] == 0.0
+
+
+def test_the_mixed_limit_is_what_the_grader_measures():
+    assert ch10._servo_limit() == pytest.approx(LIMIT_10_1, rel=1e-3)
+
 
 @pytest.mark.parametrize(("answer", "says"), [
-    (2 / OMEGA, "undamped oscillator"),                                          # ignores the damping
-    ((2 * ZETA + 2 * math.sqrt(ZETA**2 + 1)) / OMEGA, "implicitfast"),          # implicit damping
+    (2 / OMEGA, "undamped oscillator"),                                 # ignores both dampings
+    (euler_limit(0, ZETA_KV + ZETA_JOINT), "kv as implicit"),           # both implicit
+    (euler_limit(ZETA_JOINT, ZETA_KV), "swaps the two"),                # the wrong one explicit
 ])
 def test_servo_timesteps_that_diverge_are_explained(answer, says):
     graded = grade("10.1", servo_timestep=answer)
@@ -78,16 +117,19 @@ def test_servo_timesteps_that_diverge_are_explained(answer, says):
     assert "diverges" in messages(graded) and says in messages(graded)
 
 
-def test_servo_timestep_for_the_wrong_damping_ratio_is_too_cautious():
-    graded = grade("10.1", servo_timestep=2 * (math.sqrt(2) - 1) / OMEGA)      # the ζ = 1 formula
+@pytest.mark.parametrize(("answer", "says"), [
+    (euler_limit(ZETA_KV + ZETA_JOINT, 0), "joint damping as explicit"),   # both explicit
+    (euler_limit(ZETA_KV, 0), "leaves out the joint damping"),             # the table's kv row alone
+])
+def test_servo_timesteps_that_are_too_cautious_are_explained(answer, says):
+    graded = grade("10.1", servo_timestep=answer)
     assert not graded.passed
-    assert "too cautious" in messages(graded) and "damping ratio 1" in messages(graded)
+    assert "too cautious" in messages(graded) and says in messages(graded)
 
 
 def test_servo_timestep_just_past_the_limit_fails():
-    limit = 2 * (math.sqrt(ZETA**2 + 1) - ZETA) / OMEGA
-    assert not grade("10.1", servo_timestep=1.02 * limit).passed
-    assert grade("10.1", servo_timestep=0.96 * limit).passed
+    assert not grade("10.1", servo_timestep=1.02 * LIMIT_10_1).passed
+    assert grade("10.1", servo_timestep=0.96 * LIMIT_10_1).passed
 
 
 def test_servo_timestep_must_be_positive():
@@ -107,18 +149,29 @@ def test_servo_timesteps_without_the_limit_earn_nothing(answer, says):
     assert graded.score == 0 and says in graded.text()
 
 
-# -- Exercise 10.2: armature for the finger -----------------------------------------------------
+# -- Exercise 10.2: armature for the damped finger ----------------------------------------------
 
 def test_least_armature_by_hand_matches_the_model():
-    model, _ = ch10.finger()
+    model, _ = ch10.exercise_finger()
     assert model.dof_M0[0] == pytest.approx(finger_inertia(), rel=1e-12)
-    assert model.actuator_gainprm[0, 0] == KP_FINGER
+    assert model.actuator_gainprm[0, 0] == KP_FINGER and model.actuator_biasprm[0, 2] == -KV_FINGER
+    assert ch10.FINGER_KV == KV_FINGER
+    armed, _ = ch10.exercise_finger(1e-7)
+    assert armed.dof_M0[0] == pytest.approx(finger_inertia() + 1e-7, rel=1e-12)   # dof_M0 holds armature
+    assert ch10.diverges(*ch10.exercise_finger(0.99 * LEAST_ARMATURE), H)
+    assert not ch10.diverges(*ch10.exercise_finger(1.01 * LEAST_ARMATURE), H)
 
 
 def test_armature_forgetting_the_fingers_own_inertia_is_too_much():
-    graded = grade("10.2", finger_armature=KP_FINGER * H**2 / 4)
+    graded = grade("10.2", finger_armature=(KP_FINGER * H**2 + 2 * KV_FINGER * H) / 4)
     assert not graded.passed
     assert "brings some of its own" in messages(graded)
+
+
+def test_armature_of_an_undamped_servo_diverges():
+    graded = grade("10.2", finger_armature=KP_FINGER * H**2 / 4 - finger_inertia())    # kv left out
+    assert not graded.passed
+    assert "still diverges" in messages(graded) and "integrated explicitly" in messages(graded)
 
 
 def test_too_little_armature_still_diverges():
@@ -208,6 +261,27 @@ def test_stability_limit_of_the_spring_is_two_over_omega():
     omega = math.sqrt(model.jnt_stiffness[0] / model.body("ball").mass[0])
     assert omega * ch10.stability_limit(model, data) == pytest.approx(2.0, rel=1e-5)
     assert model.opt.timestep == 0.002, "diverges() puts the model's own timestep back"
+
+
+def test_servo_builds_each_kind_of_damping():
+    model, data = ch10.servo(kp=100.0, kv=0.0, joint_damping=3.0, tendon_damping=5.0)
+    assert model.actuator_gainprm[0, 0] == 100.0 and model.actuator_biasprm[0, 2] == 0.0
+    assert model.dof_damping[0] == 3.0 and list(model.tendon_damping) == [5.0]
+    assert data.qpos[0] == 0.01                                     # at the keyframe
+    data.qvel[0] = 1.0
+    import mujoco
+
+    mujoco.mj_forward(model, data)
+    assert data.qfrc_passive[0] == pytest.approx(-8.0)              # joint and tendon damping, -c·ẋ
+
+
+def test_finger_on_a_slide_and_with_kv():
+    model, _ = ch10.finger(joint="slide", scale=10.0)
+    assert model.jnt_type[0] == 2 and list(model.jnt_axis[0]) == [1, 0, 0]        # mjJNT_SLIDE along x
+    assert model.dof_M0[0] == pytest.approx(1000 * 8 * 0.1 * 0.04 * 0.04, rel=1e-12)   # the mass, 1.28 kg
+    assert ch10.finger(kv=0.5)[0].actuator_biasprm[0, 2] == -0.5
+    with pytest.raises(ValueError, match="hinge"):
+        ch10.finger(joint="ball")
 
 
 def test_stability_limit_refuses_a_bracket_without_the_limit():

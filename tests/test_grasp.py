@@ -110,6 +110,35 @@ def test_sample_k_is_read_after_step_k_plus_1_like_a_hand_written_loop():
     assert np.array_equal(report.recording["hand"], np.array(moved))
     assert np.array_equal(plain.qpos, data.qpos) and plain.time == data.time
 
+PUSHED_OUT = """<mujoco><option integrator="{integrator}" timestep="0.005"/><worldbody>
+  <geom type="plane" size="1 1 .1"/><body pos="0 0 0.09"><freejoint/><geom size=".1"/></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "implicit", "implicitfast", "RK4"])
+def test_after_mj_step_xpos_is_the_start_state_except_under_rk4(integrator):
+    # the premise of trial's sampling (the module docstring): a ball pushed out of a floor it overlaps
+    model, data = labkit.load(PUSHED_OUT.format(integrator=integrator))
+    start = data.qpos[2]
+    mujoco.mj_step(model, data)
+    end, seen = data.qpos[2], data.xpos[1, 2]
+    assert data.contact[0].dist == pytest.approx(seen - 0.1, abs=1e-12)     # contacts: the same state
+    if integrator == "RK4":                          # RK4's last stage: neither the start nor the end
+        assert start < seen < end and end - seen < seen - start      # nearer the end, but not there
+    else:
+        assert seen == start < end
+
+
+def test_a_bad_control_is_no_reset_but_drives_nothing():
+    # _UNSTABLE's comment: bad qpos/qvel/qacc reset mjData, a bad ctrl does not
+    model, data = labkit.load(ARM)
+    mujoco.mj_step(model, data, 5)
+    data.ctrl[0] = np.nan
+    mujoco.mj_step(model, data)
+    assert data.warning[mujoco.mjtWarning.mjWARN_BADCTRL].number == 1
+    assert data.time == pytest.approx(6 * model.opt.timestep) and data.actuator_force[0] == 0.0
+
+
 PALM = '<geom type="box" size="0.02 0.02 0.01" mass="0.5"/>'
 CARRIED = '<body name="object" pos="0 0 -0.03"><geom type="sphere" size="0.01" mass="0.1"/></body>'
 WELDED = (ARM.replace('body name="object"', 'body name="unused"').replace('geom name="object"', 'geom')
@@ -287,7 +316,13 @@ def test_the_student_copy_leaks_nothing():
     assert copy.exercises == ["9.1", "9.2", "9.3", "9.4"]
     assert copy.public_lines == []
     sources = "\n".join(cell.source for cell in copy.notebook.cells)
-    assert "finger_kp=240" not in sources and "grip_min = 0.2" not in sources
+    reference = nbformat.read(NOTEBOOK, as_version=4)
+    regions = [cell.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+               for cell in reference.cells if "### BEGIN SOLUTION" in cell.source]
+    solved = [line.strip() for region in regions for line in region.splitlines()
+              if len(line.strip()) >= 12 and not line.strip().startswith("#")]   # not "START," or ")"
+    assert len(solved) >= 4                                # 9.1 … 9.4 each have a solution line
+    assert not [line for line in solved if line in sources]
 
 
 def test_the_capstone_model_is_hand_checkable():

@@ -303,6 +303,34 @@ def test_stuck_when_the_world_moves_into_the_hand_and_escape_by_opening(hand):
     assert depths[-1] == 0.0
 
 
+def test_a_start_overlap_no_motion_changes_freezes_every_joint():
+    # labkit's known limit (issue 20), stated in chapter 08 § 6: with no safe pose ever seen, a step is
+    # accepted only if it is strictly shallower; the bare hand's palm–thumb overlap (13.5 mm) does not
+    # change when the index bends, so the index never moves.  Change the chapter when this is fixed.
+    spec = labkit.spec("hand")
+    spec.delete(spec.excludes[0])
+    model, data = labkit.load(spec)
+    drv = K.Driver(model, data)
+    assert drv.last_safe is None and drv.penetration() == pytest.approx(0.0135, abs=1e-6)
+    drv.set_goal({"index_mcp": 0.5})
+    assert {r.status for r in drv.run(20)} == {"stuck"} and drv.applied["index_mcp"] == 0.0
+
+
+def test_the_collision_evaluator_builds_no_constraint_rows(hand):
+    # chapter 08 § 7: a kinematic hand pressing on the rod has contacts but no constraint rows, so no
+    # contact force exists; with final_forward the written pose gets them (forces never applied)
+    model, data = hand
+    drv = K.Driver(model, data)
+    drv.set_goal(CLOSE)
+    drv.run(250)
+    assert data.ncon >= 1 and data.nefc == 0
+    model, data = labkit.load("hand")
+    drv = K.Driver(model, data, final_forward=True)
+    drv.set_goal(CLOSE)
+    drv.run(250)
+    assert data.nefc > 0
+
+
 def test_evaluators_agree_and_calls_are_counted(hand):
     model, data = hand
     poses, calls = [], []
@@ -399,6 +427,10 @@ def test_chapter_08_command_mapping_and_mimic_targets(hand):
     # a mimic's target commands its leader at target / ratio, and the mimic lands on it
     goal = driver.set_goal({"index_dip": 0.6})
     assert (goal["index_pip"], goal["index_dip"]) == pytest.approx((0.6 / 0.8, 0.6), abs=1e-15)
+    # without the division (the arc written to the leader) the mimic lands at ratio·arc: short of the
+    # arc for this hand's 0.8, as chapter 08 §2 prints (beyond it only for a ratio above 1)
+    undivided = driver.set_goal({"index_pip": 0.6})
+    assert undivided["index_dip"] == pytest.approx(0.8 * 0.6, abs=1e-15) and undivided["index_dip"] < 0.6
 
 
 @pytest.fixture(scope="module")

@@ -164,3 +164,48 @@ def test_connect_sag_matches_rest_penetration():
     sag = 1.0 - data.body("hang").xpos[2]
     expected = solver.rest_penetration((0.05, 1), model.eq_solimp[0], timestep=model.opt.timestep)
     assert sag == pytest.approx(expected, rel=1e-6)
+
+
+def test_rest_depths_finds_the_inverted_solimps_three_roots():
+    typo = (0.9, 0.05, 0.001, 0.5, 2)
+    roots = solver.rest_depths((0.02, 1), typo, timestep=0.0005)
+    assert len(roots) == 3 and roots == sorted(roots)
+    assert roots[0] == pytest.approx(solver.rest_penetration((0.02, 1), typo, timestep=0.0005), rel=1e-9)
+    assert roots[2] == pytest.approx(9.81 * (1 - 0.05) * 0.02**2, rel=1e-9)   # beyond the width: d = dmax
+    for root in roots:                                                      # each solves the rest equation
+        ref = solver.reference((0.02, 1), typo, root, timestep=0.0005)
+        assert ref.k * ref.d**2 * root == pytest.approx((1 - ref.d) * 9.81, rel=1e-9)
+    default = solver.rest_depths(solver.DEFAULT_SOLREF, solver.DEFAULT_SOLIMP, timestep=0.002)
+    assert default == [pytest.approx(solver.rest_penetration(solver.DEFAULT_SOLREF, solver.DEFAULT_SOLIMP,
+                                                             timestep=0.002), rel=1e-9)]
+
+
+def test_euler_stability_is_the_step_matrix_spectral_radius():
+    h = 0.002
+    cases = (((0.004, 1), 1.7e-5), ((0.004, 0.3), 1.6e-6), ((0.02, 1), 3.7e-4), ((0.001, 1), 1e-6))
+    for solref, depth in cases:
+        hb, bound = solver.euler_stability(solref, solver.DEFAULT_SOLIMP, depth, timestep=h, refsafe=False)
+        ref = solver.reference(solref, solver.DEFAULT_SOLIMP, depth, timestep=h, refsafe=False)
+        b, k = ref.d * ref.b, ref.k * ref.d**2
+        step = np.array([[1 - h * h * k, h * (1 - h * b)], [-h * k, 1 - h * b]])
+        radius = np.abs(np.linalg.eigvals(step)).max()
+        assert (hb, bound) == pytest.approx((h * b, h * h * k + 2 * h * b))
+        assert (radius < 1) == (hb < 2 and bound < 4)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_row_terms_reads_the_row_and_its_true_inverse_mass(sparse):
+    model, data = labkit.load("solver_lever")
+    if sparse:
+        model.opt.jacobian = mujoco.mjtJacobian.mjJAC_SPARSE
+    for _ in range(1500):
+        mujoco.mj_step(model, data)
+    mujoco.mj_forward(model, data)
+    row = solver.row_terms(model, data)
+    x_c = data.contact[0].pos[0]
+    assert row.inverse_mass == pytest.approx(x_c**2 / data.M[0], rel=1e-3)   # a vertical normal at x_c
+    assert row.diag_approx == data.efc_diagA[0] and row.d == data.efc_KBIP[0, 2]
+    assert row.a == pytest.approx(0.0, abs=1e-8)                               # at rest
+    assert row.a0 == pytest.approx(-9.81 * 0.25 * x_c / (data.M[0]), rel=1e-3)   # gravity's torque at the tip
+    with pytest.raises(ValueError, match="does not exist"):
+        solver.row_terms(model, data, row=data.nefc)

@@ -3,13 +3,18 @@
 :func:`recompute` follows the engine's order (input, act_dot, force law, limits,
 transmission) for all actuators at once, with the per-actuator laws of :mod:`.laws`;
 :func:`verify` compares act_dot, actuator_force and qfrc_actuator with MuJoCo's arrays
-to the tolerance of :mod:`.rounding`.  Every actuator of the model is recomputed, not only
+to the tolerance of :mod:`.rounding`.  The two stages MuJoCo does not store, the input
+(its local copy of the controls) and force_raw (the force law's output), are checked by
+:func:`lifted_force`: MuJoCo itself, run on copies with every clamp and delay lifted and
+labkit's input written as the request, must give the force_raw that MuJoCo computes with
+only the output clamps lifted, and that is labkit's.  Every actuator of the model is recomputed, not only
 the traced one: several actuators can act on one joint or tendon, and the final
 ``qfrc_actuator`` is checked as a whole.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +28,6 @@ from .rounding import RTOL, agree
 
 if TYPE_CHECKING:
     import mujoco
-
-
 
 
 def outputs(model: mujoco.MjModel, i: int) -> slice:
@@ -48,6 +51,7 @@ class Chain:
     gravcomp: np.ndarray  # (nv,) gravity compensation routed through actuators
     qfrc_actuator: np.ndarray  # (nv,) after joint actuator-force limits
     qfrc_total: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nv,) before them
+    force_scaled: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nout,) after tendon limits
     force_clamped: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nout,) right after forcerange
     unsupported: dict[int, str] = field(default_factory=dict)  # actuator -> why not recomputed
     notes: dict[int, list[str]] = field(default_factory=dict)
@@ -187,6 +191,7 @@ def recompute(model: mujoco.MjModel, d: mujoco.MjData) -> Chain:
     # 4. tendon actuator-force limits, forcerange, dcmotor mechanical terms
     force = chain.force_raw.copy()
     _tendon_limits(model, force, chain)
+    chain.force_scaled = force.copy()
     for i in range(model.nactuator):
         if not model.actuator_forcelimited[i] or i in chain.unsupported:
             continue
@@ -253,8 +258,40 @@ def _mismatch(stage: str, what: str, ours: Any, theirs: Any, array: str, hint: s
     )
 
 
+def lifted_force(model: mujoco.MjModel, d: mujoco.MjData, chain: Chain,
+                 feed_input: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """MuJoCo's own force law output and act_dot: ``(force_raw (nout,), act_dot (na,))``.
+
+    ``mj_forward`` runs on copies of ``model`` and ``d`` with the tendons' ``actuatorfrcrange``
+    and the actuators' ``forcerange`` lifted, and no control callback (``d.ctrl`` is what the
+    callback wrote); the dcmotor's cogging and friction, which come after ``forcerange``, are
+    taken off again.  With ``feed_input``, ``ctrlrange`` and delays are lifted too and
+    ``chain.ctrl`` (labkit's delayed and clamped input) is written as the request: MuJoCo then
+    evaluates its force law on labkit's input.
+
+    Example: ``lifted_force(model, data, recompute(model, data))[0]`` ≈ ``chain.force_raw``.
+    """
+    mujoco = mj()
+    lifted, work = copy.copy(model), copy.copy(d)
+    lifted.actuator_forcelimited[:] = 0
+    lifted.tendon_actfrclimited[:] = 0
+    if feed_input:
+        lifted.actuator_ctrllimited[:] = 0
+        lifted.actuator_delay[:] = 0
+        work.ctrl[:] = chain.ctrl
+    previous = mujoco.get_mjcb_control()
+    mujoco.set_mjcb_control(None)                         # d.ctrl already holds what the callback wrote
+    try:
+        mujoco.mj_forward(lifted, work)
+    finally:
+        mujoco.set_mjcb_control(previous)
+    after_forcerange = chain.force - chain.force_clamped if chain.force_clamped.size else 0.0
+    return np.array(work.actuator_force) - after_forcerange, np.array(work.act_dot)
+
+
 def verify(model: mujoco.MjModel, d: mujoco.MjData, chain: Chain) -> None:
-    """Compare act_dot, actuator_force and qfrc_actuator of every actuator with MuJoCo's arrays.
+    """Compare act_dot, actuator_force and qfrc_actuator of every actuator with MuJoCo's arrays,
+    then force_raw and the input with :func:`lifted_force`.
 
     Raises :class:`TraceMismatch` naming the first stage that differs by more than :func:`tolerance`.
     Example: ``verify(model, data, recompute(model, data))``.
@@ -284,3 +321,23 @@ def verify(model: mujoco.MjModel, d: mujoco.MjData, chain: Chain) -> None:
         dofs = np.flatnonzero(~ok)
         raise _mismatch("qfrc_actuator", f"DOFs {dofs.tolist()}", chain.qfrc_actuator[dofs],
                         d.qfrc_actuator[dofs], "data.qfrc_actuator", hint)
+    # the stages MuJoCo does not store: force_raw is its force with the output clamps lifted; the
+    # input is right if MuJoCo, fed labkit's input with every clamp and delay lifted, gives that force
+    raw, _ = lifted_force(model, d, chain)
+    fed, fed_act_dot = lifted_force(model, d, chain, feed_input=True)
+    for i in range(model.nactuator):
+        if i in chain.unsupported:
+            continue
+        what = f"actuator {name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, i)!r} (id {i})"
+        out = outputs(model, i)
+        if not agree(chain.force_raw[out], raw[out]).all():
+            raise _mismatch("force_raw", what, chain.force_raw[out], raw[out],
+                            "actuator_force with forcerange and tendon limits lifted", hint)
+        adr0, actnum = int(model.actuator_actadr[i]), int(model.actuator_actnum[i])
+        acts = slice(adr0, adr0 + actnum) if adr0 >= 0 else slice(0, 0)
+        if not (agree(fed[out], raw[out]).all() and agree(fed_act_dot[acts], d.act_dot[acts]).all()):
+            raise TraceMismatch(
+                f"stage 'input' of {what}: fed labkit's input {fmt(chain.ctrl, 12)} with every clamp and "
+                f"delay lifted, MuJoCo gives force {fmt(fed[out], 12)} and act_dot "
+                f"{fmt(fed_act_dot[acts], 12)}, not its own {fmt(raw[out], 12)} and "
+                f"{fmt(d.act_dot[acts], 12)}.\n  {hint}")

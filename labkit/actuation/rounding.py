@@ -35,5 +35,7 @@ def agree(ours: Any, theirs: Any) -> np.ndarray:
     Example: ``agree(1.0, 1.0 + 1e-12)`` → ``array(True)``.
     """
     ours, theirs = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
-    return np.abs(ours - theirs) <= tolerance(ours, theirs)
+    with np.errstate(invalid="ignore"):                 # inf - inf: handled by the equality below
+        close = (np.abs(ours - theirs) <= tolerance(ours, theirs)) & np.isfinite(ours) & np.isfinite(theirs)
+    return close | (ours == theirs)                     # an infinity agrees only with itself
 

@@ -100,12 +100,16 @@ class Trace:
     Shapes (k = ctrlnum, a = actnum, o = outnum, nv = model.nv)::
 
         request (k,)   data.ctrl[ctrladr:ctrladr+k], as written            ctrl units
-        input (k,)     effective input: history read (delay), ctrlrange clamp, slew limit
+        input (k,)     effective input: history read (delay), ctrlrange clamp, slew limit (not
+                       stored by MuJoCo: fed to a copy with every clamp and delay lifted, it
+                       must give MuJoCo's force_raw and act_dot, which checks it wherever the
+                       force law or the activation reads it)
         act (a,)       data.act[actadr:actadr+a]; empty when stateless
         act_dot (a,)   recomputed; checked against data.act_dot
         length (o,), velocity (o,)   data.actuator_length/velocity (transmission space)
-        force_raw (o,) force law output before tendon limits and forcerange (not exposed by
-                       MuJoCo: checked through force, exactly where no clamp acts)
+        force_raw (o,) force law output before tendon limits and forcerange (not stored by
+                       MuJoCo: checked against actuator_force on a copy of the model with
+                       forcerange and tendon limits lifted)
         force (o,)     after tendon limits, forcerange (norm for orientation) and dcmotor
                        cogging/friction; checked against data.actuator_force[outadr:outadr+o]
         qfrc (nv,)     momentᵀ·force: this actuator's own generalized force, before joint limits
@@ -162,8 +166,9 @@ class Trace:
                  for label, value, unit in self.details]
         lines += list(self.notes)
         if self.verified:
-            lines.append("✔ act_dot, force and qfrc_actuator agree with MuJoCo "
-                         f"(rtol {RTOL:g}); input and force_raw are recomputed (MuJoCo does not store them)")
+            lines.append(f"✔ checked against MuJoCo (rtol {RTOL:g}): act_dot, force, qfrc_actuator against "
+                         "its arrays; force_raw against its force with forcerange lifted; input by feeding "
+                         "it in unclamped")
         else:
             lines.append("⚠ this actuator's force law was not recomputed (see above); the rest was checked")
         return lines
@@ -197,7 +202,10 @@ def trace(model: mujoco.MjModel, data: mujoco.MjData, actuator: str | int) -> Tr
     ``data`` (``data`` itself is not modified), recomputes every stage of every actuator
     from the model's parameters and the copy's transmission lengths, velocities and moments,
     and raises :class:`~labkit.actuation.chain.TraceMismatch` where a stage disagrees with
-    MuJoCo's own array (``act_dot``, ``actuator_force``, ``qfrc_actuator``).  See
+    MuJoCo's own array (``act_dot``, ``actuator_force``, ``qfrc_actuator``) or, for the
+    stages MuJoCo does not store, with MuJoCo run on copies: ``force_raw`` with ``forcerange``
+    and tendon limits lifted, ``input`` fed as the request with every clamp and delay lifted.
+    ``request``, ``act``, ``length`` and ``velocity`` are MuJoCo's own arrays, read, not recomputed.  See
     :class:`Trace` for the stages, their shapes and units.  A control callback
     (``mjcb_control``) installed globally runs in that ``mj_forward`` too, as it would in
     the next step.
@@ -229,7 +237,8 @@ def trace(model: mujoco.MjModel, data: mujoco.MjData, actuator: str | int) -> Tr
     request, effective = np.array(work.ctrl[ins]), chain.inputs[ins]
     if chain.bad_ctrl:
         notes.append("a control is NaN, infinite or beyond 1e10: MuJoCo zeroes every input (mjWARN_BADCTRL)")
-    clamped = [k for k in range(num) if model.actuator_ctrllimited[uadr + k]
+    clamping = not int(model.opt.disableflags) & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL and not chain.bad_ctrl
+    clamped = [k for k in range(num) if clamping and model.actuator_ctrllimited[uadr + k]
                and not agree(chain.ctrl[uadr + k], request[k]) and not model.actuator_delay[i]]
     if clamped:
         notes.append(f"ctrlrange clamps a local copy: data.ctrl keeps the request {fmt(request)}, the force "
@@ -238,13 +247,16 @@ def trace(model: mujoco.MjModel, data: mujoco.MjData, actuator: str | int) -> Tr
         notes.append(f"slew limiting: clamped input {fmt(chain.ctrl[ins])} → effective {fmt(effective)}")
     raw = chain.force_raw[outs]
     clamped_force = chain.force_clamped[outs] if chain.force_clamped.size else force
-    if model.actuator_forcelimited[i] and not agree(raw, clamped_force).all():
+    scaled = chain.force_scaled[outs] if chain.force_scaled.size else raw
+    if model.actuator_forcelimited[i] and not agree(scaled, clamped_force).all():
         low, high = model.actuator_forcerange[i]
         so3 = int(model.actuator_gaintype[i]) == mujoco.mjtGain.mjGAIN_SO3
-        what = "the norm of force_raw" if so3 else "force_raw"
+        what, before = ("the norm of force_raw" if so3 else "force_raw"), raw
+        if not agree(scaled, raw).all():
+            what, before = "the tendon-scaled force", scaled
         after = (", then the dcmotor's cogging and friction are added"
                  if int(model.actuator_biastype[i]) == mujoco.mjtBias.mjBIAS_DCMOTOR else "")
-        notes.append(f"forcerange [{fmt(low)}, {fmt(high)}] clamps {what}: {fmt(raw)} → "
+        notes.append(f"forcerange [{fmt(low)}, {fmt(high)}] clamps {what}: {fmt(before)} → "
                      f"{fmt(clamped_force)}{after}")
     own = qfrc[dofs]
     others = chain.qfrc_total[dofs] - own - chain.gravcomp[dofs]
@@ -288,7 +300,8 @@ def trace(model: mujoco.MjModel, data: mujoco.MjData, actuator: str | int) -> Tr
         Stage("input", effective, in_unit or "no inputs",
               (fwd, header("mjmodel.h", "actuator_ctrlrange"))
               + ((header("mujoco.h", "mj_readCtrl"),) if model.actuator_delay[i] else ()),
-              "recomputed (MuJoCo's local copy is not stored); checked through act_dot and force",
+              "recomputed (MuJoCo's local copy is not stored); checked by feeding it, every clamp and delay "
+              "lifted, to a copy: MuJoCo must give the same force_raw and act_dot",
               tuple(names)),
         Stage("act", np.array(work.act[acts]), act_unit or "stateless",
               (header("mjdata.h", "act"), header("mjmodel.h", "actuator_actadr")), "read from data.act",
@@ -302,7 +315,8 @@ def trace(model: mujoco.MjModel, data: mujoco.MjData, actuator: str | int) -> Tr
               (header("mjdata.h", "actuator_velocity"),), "read from data"),
         Stage("force_raw", raw, out_unit, (fwd, header("mjmodel.h", "actuator_gainprm"),
                                            header("mjmodel.h", "actuator_biasprm")),
-              "recomputed (not stored by MuJoCo); checked through force = clamp(force_raw)"),
+              "recomputed (not stored by MuJoCo); checked against MuJoCo's actuator_force on a copy with "
+              "forcerange and tendon limits lifted"),
         Stage("force", force, out_unit, (header("mjdata.h", "actuator_force"),
                                          header("mjmodel.h", "actuator_forcerange")),
               f"checked against data.actuator_force[{oadr}:{oadr + outnum}]"),

@@ -18,6 +18,7 @@ from .core import Exercise, checker
 RELEASE = 0.5          # rad: the keyframe "tilted"
 SWING = 0.2            # s: exercise 0.1 reads the pendulum after this much swing
 LOWER_BOB = 1.0        # m: exercise 0.2 clamps a second bob this far below the hinge
+HIGH_RELEASE = 2.0     # rad: exercise 0.2 releases the two-bob pendulum from here (about 115°)
 
 
 @lru_cache(maxsize=1)
@@ -35,10 +36,13 @@ def _period(model: mujoco.MjModel, data: mujoco.MjData, seconds: float) -> float
     return float(np.diff(swing.crossings("angle")).mean())
 
 
-@lru_cache(maxsize=1)
-def _two_bob_period() -> float:
-    """The measured period (s) of :func:`two_bob_pendulum` over 6 s (the same for every answer)."""
-    return _period(*two_bob_pendulum(), 6.0)
+@lru_cache(maxsize=4)
+def _two_bob_period(release: float = HIGH_RELEASE, bobs: int = 2) -> float:
+    """The measured period (s) over 10 s of :func:`two_bob_pendulum` (``bobs=2``) or of the
+    course pendulum (``bobs=1``), released from ``release`` rad (the same for every answer)."""
+    model, data = two_bob_pendulum() if bobs == 2 else load("pendulum")
+    data.joint("swing").qpos = release
+    return _period(model, data, 10.0)
 
 
 @lru_cache(maxsize=1)
@@ -101,32 +105,29 @@ def two_bob_pendulum() -> tuple[mujoco.MjModel, mujoco.MjData]:
     return load(spec, keyframe="tilted")
 
 
-@checker("0.2", "Predict the period of a two-bob pendulum", points=2, answers={"long_period": NUMBER})
+@checker("0.2", "Time a swing from high up", points=2, answers={"long_period": NUMBER})
 def _long_period(ex: Exercise) -> None:
     length, hinge_inertia, gravity = _pendulum_facts()
     mass = float(load("pendulum")[0].body("pendulum").mass[0])   # each bob: the rod is massless
     own = hinge_inertia - mass * length**2                # a bob's inertia about its own centre
-    amplitude = 1 + RELEASE**2 / 16 + 11 * RELEASE**4 / 3072
-
-    def period(inertia: float, torque_per_rad: float) -> float:
-        return 2 * np.pi * np.sqrt(inertia / torque_per_rad) * amplitude
-
     depths = np.array([length, LOWER_BOB])
-    centre = depths.mean()                                # of two equal masses
+    small_angle = 2 * np.pi * np.sqrt(np.sum(mass * depths**2 + own) / (mass * gravity * depths.sum()))
+    series = 1 + HIGH_RELEASE**2 / 16 + 11 * HIGH_RELEASE**4 / 3072   # section 2's, at 2 rad
     measured = _two_bob_period()
-    # 0.5 %: the answer is a prediction by hand; the amplitude series's next term, 173·θ0⁶/737280, is 4e-6
+    # 0.5 %: a measurement over whole swings varies by far less (1e-9 between 4 and 10 s of
+    # record); section 2's series stops at θ0⁴, which at 2 rad leaves out 1.6 % and fails
     ex.close("long_period", measured, rtol=5e-3, unit="s",
-             hint="the period depends on the inertia about the hinge and on the gravity torque per radian; "
-                  "with two bobs, each adds its share to both",
-             mistakes={period(mass * LOWER_BOB**2 + own, mass * gravity * LOWER_BOB):
-                       "that is a single bob 1 m down; the upper bob counts too",
-                       period(hinge_inertia, mass * gravity * length):
-                       "that is the one-bob pendulum of section 2",
-                       period(2 * mass * centre**2, 2 * mass * gravity * centre):
-                       "that puts both bobs at their centre of mass; the inertia about the hinge is Σ m·L², "
-                       "larger than (Σ m)·d²",
-                       period(np.sum(mass * depths**2 + own), mass * gravity * depths.sum()) / amplitude:
-                       "that is the small-angle period; a 0.5 rad release swings noticeably slower"})
+             hint="build the pendulum with two_bob_pendulum(), set its hinge angle to 2 rad, record "
+                  "the angle for several swings and time them as section 2 did",
+             mistakes={small_angle * series:
+                       "that is section 2's formula and its series, which was checked at 0.5 rad; "
+                       "at 2 rad the terms it leaves out are no longer small: time the swing itself",
+                       small_angle: "that is the small-angle period; a swing from 2 rad is much slower",
+                       _two_bob_period(RELEASE):
+                       "that is a swing from the keyframe's 0.5 rad; release it from 2 rad",
+                       _two_bob_period(HIGH_RELEASE, 1):
+                       "that is the one-bob pendulum of section 2; time the two-bob one",
+                       measured / 2: "that is half a swing: time from one upward zero crossing to the next"})
 
 
 # 0 ≤ b ≤ 10 N·m·s/rad: negative damping feeds energy in, and beyond critical damping, 2·√(I·m·g·L)
@@ -142,4 +143,6 @@ def _damp(ex: Exercise) -> None:
     ratio = _amplitude_ratio(float(ex.value("damping")))
     ex.require(0.4 <= ratio <= 0.6, "amplitude after 3 s is 40–60 % of the release angle",
                failure=f"it is {fmt(100 * ratio)} %",
-               hint="more damping decays faster; the decay rate is b/(2I) with I ≈ m L²")
+               hint=("more damping makes the swing die out faster: " if ratio > 0.6 else
+                     "less damping lets it swing longer: ")
+               + "record the angle for 3 s with a few values and read how far the last swing goes")

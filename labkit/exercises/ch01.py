@@ -115,33 +115,55 @@ def _box(ex: Exercise) -> None:
                hint="the body's pos is the box's centre: how high is the centre of a box lying on the floor?")
 
 
-# --- 1.3 · a capsule of a given weight ---------------------------------------------------------
+# --- 1.3 · a link of a given weight ----------------------------------------------------------
 
-CAPSULE_LINK = ('<mujoco><worldbody><body><freejoint/>'
-                '<geom type="capsule" size="0.02 0.1" density="{density!r}"/></body></worldbody></mujoco>')
-"""The link of exercise 1.3: a capsule of radius 0.02 m, straight half-length 0.1 m."""
-CAPSULE_MASS = 0.3     # kg, the asked weight
+CAPSULE_LINK = """
+<mujoco>
+  <worldbody>
+    <body name="link">
+      <freejoint/>
+      <geom name="tube" type="capsule" fromto="0 0 0  0.2 0 0" size="0.02" density="{density}"/>
+      <geom name="housing" type="sphere" pos="0.25 0 0" size="0.025" mass="0.05" density="{density}"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+"""The link of exercise 1.3: a capsule tube written with fromto (radius 0.02 m, a 0.2 m straight
+part) and a sensor housing with an explicit mass; ``{density}`` is the learner's density."""
+CAPSULE_MASS = 0.3     # kg, the asked weight of the whole link
+_RADIUS, _SEGMENT, _HOUSING, _HOUSING_MASS = 0.02, 0.2, 0.025, 0.05   # m, m, m, kg: as in CAPSULE_LINK
+
+
+def _link_mistakes() -> dict[float, str]:
+    """The densities the typical misreadings of the link give, with what each misreads."""
+    area, caps = np.pi * _RADIUS**2, 4 / 3 * np.pi * _RADIUS**3
+    tube = area * _SEGMENT + caps                         # fromto: the straight part, the caps beyond it
+    rest = CAPSULE_MASS - _HOUSING_MASS
+    return {CAPSULE_MASS / (tube + 4 / 3 * np.pi * _HOUSING**3):
+            "the housing says mass=, and an explicit mass wins: its density is ignored",
+            CAPSULE_MASS / tube: "the housing's 0.05 kg is part of the link's mass too",
+            rest / (area * _SEGMENT): "the two half-sphere caps are part of the tube's volume",
+            rest / (area * (_SEGMENT - 2 * _RADIUS) + caps):
+            "fromto gives the ends of the straight part; the caps stick out beyond them",
+            rest / (area * 2 * _SEGMENT + caps):
+            "fromto's two points span the whole straight part, not half of it"}
 
 
 # 0 < rho ≤ 1e5 kg/m³: a density is positive, and the densest element (osmium) is 2.3e4 kg/m³;
-# the answer is ≈ 1.8e3, and the typical mistakes (caps left out, full length) stay well inside
+# the answer is ≈ 880, and the typical mistakes (466 to 1070) stay well inside
 DENSITY = number(0, 1e5, low_open=True, unit=" kg/m³",
                  why="a density must be positive, and no material is denser than about 2.3e4 kg/m³")
 
 
-@checker("1.3", "A capsule of a given weight", points=2, answers={"rho": DENSITY})
+@checker("1.3", "A link of a given weight", points=2, answers={"rho": DENSITY})
 def _capsule(ex: Exercise) -> None:
-    rho = ex.value("rho")
-    weighed = float(load(CAPSULE_LINK.format(density=float(rho)))[0].body_mass[1])
-    straight, caps = 2 * 0.1, 4 / 3 * 0.02     # lengths of cylinders of radius 0.02 with the same volumes
-    why = {CAPSULE_MASS * (straight + caps) / straight:
-           ": the two half-sphere caps are part of the volume",
-           CAPSULE_MASS * (straight + caps) / (straight / 2 + caps):
-           ": the straight part is twice the half-length"}
-    ex.require(abs(weighed - CAPSULE_MASS) < 1e-6, "the capsule weighs 0.3 kg",
-               failure=f"it weighs {fmt(weighed, unit='kg')}"
-               + "".join(text for wrong, text in why.items() if abs(weighed - wrong) < 1e-3),
-               hint="a capsule is a cylinder of length 2·half-length plus two half-spheres")
+    rho = float(ex.value("rho"))
+    weighed = float(load(CAPSULE_LINK.format(density=repr(rho)))[0].body("link").mass[0])
+    # 1e-3: the mistakes' densities lie 2 % or more apart from each other and from the answer
+    said = [text for wrong, text in _link_mistakes().items() if abs(rho - wrong) < 1e-3 * wrong]
+    ex.require(abs(weighed - CAPSULE_MASS) < 1e-6, "the link weighs 0.3 kg",
+               failure=f"it weighs {fmt(weighed, unit='kg')}" + "".join(f": {text}" for text in said),
+               hint="the link's mass is the sum of its geoms' masses: which of them does the density "
+                    "change, and what volume does a fromto capsule have?")
 
 
 # --- 1.4 · a servo class -----------------------------------------------------------------------

@@ -2,7 +2,8 @@
 loop they share with the chapter's lessons.
 
 Exercise 4.1 builds :data:`HIP_XML` with the learner's joint attributes; 4.2 runs the
-runaway servo of :data:`RUNAWAY_XML` with the learner's ``actrange``; 4.3 and 4.4 ask for
+runaway servo of :data:`RUNAWAY_XML`, behind a gear of :data:`EXERCISE_GEAR`, with the
+learner's ``actrange``; 4.3 and 4.4 ask for
 code, so their answers are records made by a probe (:func:`probe_ctrl_index`,
 :func:`probe_controller`) that runs the learner's function in the learner's kernel.  The
 checkers see only those records and trust none of them: 4.3 checks every returned index
@@ -39,7 +40,10 @@ def _servo_signals(model: mujoco.MjModel, data: mujoco.MjData) -> dict[str, np.n
     return {"setpoint": activation(model, data, "servo"), "hinge": data.joint("hinge").qpos}
 
 __all__ = [
+    "AHEAD",
+    "BACK",
     "COUNTER_XML",
+    "EXERCISE_GEAR",
     "HIP_XML",
     "KI",
     "KP",
@@ -186,59 +190,70 @@ def push_and_reverse(extra: str = "") -> tuple[mujoco.MjModel, Recording]:
     return servo, record(servo, servo_data, _servo_signals(servo, servo_data), duration=20.0, ctrl=command)
 
 
-# each bound within ±1000 rad: the setpoint integrates at most 0.1 rad/s, so in this 30 s test it
-# never leaves ±2 rad and any wider bound acts as none; the answer is ±0.52 rad, and the typical
-# mistake, degrees (±30), stays inside to be told so
+EXERCISE_GEAR = 2.0
+"""Exercise 4.2's servo is :data:`RUNAWAY_XML`'s behind a 2:1 gear (``gear="2"``)."""
+AHEAD, BACK = 15.0, 30.0
+"""Exercise 4.2's test, s: full ahead, then full back (with gear 2 the setpoint's joint angle moves
+at 0.05 rad/s, so it takes 10.5 s to the limit and 21 s across the range)."""
+
+# each bound within ±1000: the setpoint integrates at most 0.1 per second, so in this 45 s test it
+# never leaves ±5 and any wider bound acts as none; the answer is ±1.047 (±0.52 rad at gear 2), and
+# the typical mistakes, degrees (±30) or the joint's radians (±0.52), stay inside to be told so
 _BOUND = number(-1e3, 1e3, unit=" rad",
-                why="an actrange bound is a setpoint angle in radians; beyond ±1000 rad it is no bound here")
+                why="an actrange bound is a setpoint in the actuator's units; beyond ±1000 rad it is "
+                    "no bound here")
 ACTRANGE = array(items=[_BOUND, _BOUND])
 
 
 @lru_cache(maxsize=64)
-def _ahead_and_back(low: float, high: float) -> tuple[tuple[float, float], Recording, Recording]:
-    """:data:`RUNAWAY_XML` with ``actrange = (low, high)``: the joint range (rad) and the
-    recordings of 10 s full ahead then 20 s full back (cached: the fuzz tests re-grade the
-    same values).  Raises :class:`ExerciseFailed` if the servo does not compile."""
+def _ahead_and_back(low: float, high: float) -> tuple[tuple[float, float], float, Recording, Recording]:
+    """Exercise 4.2's geared servo with ``actrange = (low, high)``: the joint range (rad), the
+    gear, and the recordings of :data:`AHEAD` s full ahead then :data:`BACK` s full back (cached:
+    the fuzz tests re-grade the same values).  Raises :class:`ExerciseFailed` if it does not compile."""
     try:
-        graded, _ = load(RUNAWAY_XML.format(extra=f'actrange="{low!r} {high!r}"'))
+        graded, _ = load(RUNAWAY_XML.format(extra=f'gear="{EXERCISE_GEAR:g}" actrange="{low!r} {high!r}"'))
     except ModelError as exc:
         raise ExerciseFailed(f"the servo does not compile with actrange = ({fmt(low)}, {fmt(high)}): "
                              f"{exc.mujoco or exc}"[:500]) from None
     with mujoco_warnings():
         servo_data = mujoco.MjData(graded)
-        ahead = record(graded, servo_data, _servo_signals(graded, servo_data), duration=10.0, ctrl=[1.0])
-        back = record(graded, servo_data, _servo_signals(graded, servo_data), duration=20.0, ctrl=[-1.0])
+        ahead = record(graded, servo_data, _servo_signals(graded, servo_data), duration=AHEAD, ctrl=[1.0])
+        back = record(graded, servo_data, _servo_signals(graded, servo_data), duration=BACK, ctrl=[-1.0])
     lo_lim, hi_lim = graded.joint("hinge").range
-    return (float(lo_lim), float(hi_lim)), ahead, back
+    return (float(lo_lim), float(hi_lim)), float(graded.actuator("servo").gear[0]), ahead, back
 
 
 @checker("4.2", "Clamp the setpoint, not the rate", points=3, answers={"actrange": ACTRANGE})
 def _clamp_setpoint(ex: Exercise) -> None:
     low, high = (float(v) for v in ex.value("actrange"))
-    (lo_lim, hi_lim), ahead, back = _ahead_and_back(low, high)
+    (lo_lim, hi_lim), gear, ahead, back = _ahead_and_back(low, high)
     # each requirement alone is met by a trivial servo: "within the range" and "back inside within
-    # 0.5 s" by a clamp too narrow to move (actrange (-0.01, 0.01)), "reaches both ends" by no clamp at
+    # 0.5 s" by a clamp too narrow to move (actrange (-0.01, 0.01)) or one in the joint's radians, not
+    # the actuator's (±0.52: the hinge then covers half its range), "reaches both ends" by no clamp at
     # all, the chapter's runaway servo (an actrange such as (0, 0) or (1, 1) is no clamp either); so
     # the first two are the two sides of one lesson and count only together, and the third with them
     reaches = bool(ahead["hinge"].max() >= 0.95 * hi_lim and back["hinge"].min() <= 0.95 * lo_lim)
-    setpoints = np.concatenate([ahead["setpoint"], back["setpoint"]])
-    inside = bool(setpoints.max() <= hi_lim + 1e-9 and setpoints.min() >= lo_lim - 1e-9)
-    ex.require(inside and reaches, "the setpoint stays within the joint range",
-               failure=(f"it reached {fmt(setpoints.min())} … {fmt(setpoints.max())} rad, the range is "
+    targets = np.concatenate([ahead["setpoint"], back["setpoint"]]) / gear   # the angle the servo aims at
+    inside = bool(targets.max() <= hi_lim + 1e-9 and targets.min() >= lo_lim - 1e-9)
+    ex.require(inside and reaches, "the angle the servo aims at stays within the joint range",
+               failure=(f"it aimed at {fmt(targets.min())} … {fmt(targets.max())} rad, the range is "
                         f"{fmt(lo_lim)} … {fmt(hi_lim)} rad" if not inside else
                         "it does, but then the hinge must still reach both ends of its range (below)"),
-               hint="actrange is read in radians even when the model's angles are in degrees")
+               hint="actrange bounds the activation, in the actuator's own units, whatever "
+                    "compiler/angle says")
     ex.require(reaches and inside, "the hinge still reaches within 5 % of both ends of its range",
                failure=(f"it only reached {fmt(back['hinge'].min())} … {fmt(ahead['hinge'].max())} rad"
                         if not reaches else "it does, but so does the servo with no clamp at all: this "
-                        "counts once the setpoint stays within the range (above)"),
-               hint="a narrower actrange than the joint range gives away part of the workspace")
+                        "counts once the servo's target stays within the range (above)"),
+               hint="an actrange too narrow gives away part of the workspace: in what units is this servo's "
+                    "activation, behind its gear? (chapter 03 §4)")
     moving = back.t[back["hinge"] < hi_lim - 0.01]                 # 10 mrad inside the limit
-    recovers = bool(moving.size > 0 and moving[0] - 10.0 <= 0.5)
+    recovers = bool(moving.size > 0 and moving[0] - AHEAD <= 0.5)
     ex.require(recovers and inside and reaches,
-               "after the reversal the hinge is back inside its range (by 10 mrad) within 0.5 s",
+               f"after the reversal at {AHEAD:g} s the hinge is back inside its range (by 10 mrad) "
+               "within 0.5 s",
                failure=("it stayed at the limit for "
-                        + (fmt(moving[0] - 10.0) + " s" if moving.size else "the whole run")) if not recovers
+                        + (fmt(moving[0] - AHEAD) + " s" if moving.size else "the whole run")) if not recovers
                else "it is, but this counts for a servo that still reaches both ends of its range (above)",
                hint="the setpoint must not be allowed beyond the joint limit in the first place")
 

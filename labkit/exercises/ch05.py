@@ -1,6 +1,7 @@
-"""Checkers of chapter 05 (solver parameters), and the two experiments they share with the
-chapter's lessons: :func:`settle` (the sphere of ``models/solver_sphere.xml`` released
-touching the floor) and :func:`rest_block` (the block of ``models/solver_box.xml``).
+"""Checkers of chapter 05 (solver parameters), and the experiments and model they share with
+the chapter's lessons: :func:`settle` (the sphere of ``models/solver_sphere.xml`` released
+touching the floor), :func:`rest_block` (the block of ``models/solver_box.xml``) and
+:data:`TWO_LINK_ARM` (section 7's arm with a forearm, pushed into its shoulder limit).
 
 Every exercise is graded by simulating the learner's parameters in a freshly loaded
 course model, so many answers pass.
@@ -16,21 +17,49 @@ import numpy as np
 from ..display import fmt
 from ..models import load
 from ..recording import Recording, record
-from ..solver import MAXIMP, MINIMP, reference, rest_penetration
+from ..solver import DEFAULT_SOLIMP, MAXIMP, MINIMP, impedance, reference, rest_penetration
 from .answers import NUMBER, array, number
 from .core import Exercise, checker
 
-__all__ = ["FLAT_SOLIMP", "rest_block", "settle"]
+__all__ = ["FLAT_SOLIMP", "SETTLE_SOLIMP", "TWO_LINK_ARM", "rest_block", "settle"]
 
 FLAT_SOLIMP = (0.9, 0.9, 0.001, 0.5, 2.0)
 """A constant impedance d = 0.9: the contact of section 3 is a plain damped oscillator."""
 
 BLOCK_TIMESTEP = 0.002  # s: solver_box's own step, at which Exercise 5.1 is graded
-DEPTH_LIMIT = 20e-6     # m: Exercise 5.1's largest resting depth
+BLOCK_DEPTH = 20e-6     # m: Exercise 5.1's resting depth (±5 %)
 PREDICT_SOLREF = (0.01, 1.0)                    # Exercise 5.2's block: solref,
-PREDICT_SOLIMP = (0.95, 0.99, 0.002, 0.5, 2.0)  # solimp
-PREDICT_TIMESTEP = 0.001                        # and timestep (s)
+PREDICT_SOLIMP = (0.95, 0.99, 0.002, 0.5, 2.0)  # solimp,
+PREDICT_TIMESTEP = 0.001                        # timestep (s),
+PREDICT_CONE, PREDICT_FRICTION = "pyramidal", 0.5   # and a pyramidal cone with sliding friction 0.5
 STOP_TORQUE, STOP_DEPTH = 2.0, 0.05   # N·m pushing the arm of Exercise 5.4, rad past its limit wanted
+STOP_SOLIMP = (0.5, 0.95, 0.1, 0.5, 2.0)   # Exercise 5.4's solimplimit: 0.05 rad is its midpoint, d = 0.725
+
+TWO_LINK_ARM = """<mujoco model="two-link arm">
+  <!-- solver_limit's arm (1 kg, 0.3 m, a vertical hinge limited at 90 degrees, no gravity) with a
+       forearm on a free elbow: the limit row's inverse inertia is then no longer 1/M[0, 0] -->
+  <option timestep="0.002" gravity="0 0 0"/>
+  <compiler angle="degree"/>
+  <worldbody>
+    <body name="arm">
+      <joint name="hinge" type="hinge" axis="0 0 1" range="0 90"/>  <!-- default solreflimit/solimplimit -->
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="1"/>
+      <body name="forearm" pos="0.3 0 0">
+        <!-- unlimited and unactuated; its damping lets the forearm come to rest -->
+        <joint name="elbow" type="hinge" axis="0 0 1" damping="0.5"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="1"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="push" joint="hinge"/>  <!-- ctrl is the shoulder torque, N m -->
+  </actuator>
+  <keyframe>
+    <key name="at_limit" qpos="1.5707963267948966 0"/>  <!-- the shoulder at its 90 degree limit, at rest -->
+  </keyframe>
+</mujoco>"""
+"""Section 7's two-link arm (and Exercise 5.4's): a motor pushes the shoulder into its limit while
+the forearm swings freely on a damped elbow."""
 
 # solref: (timeconst ≤ 1 s, dampratio ≤ 100), or the direct format (−stiffness ≥ −1e7, −damping ≥ −1e5).
 # A timeconst beyond 1 s is softer than any surface (the sphere or block sinks g·τ², metres, before
@@ -69,33 +98,38 @@ def settle(solref: Sequence[float], solimp: Sequence[float] = FLAT_SOLIMP, secon
 
 
 def rest_block(solref: Sequence[float], solimp: Sequence[float], timestep: float = BLOCK_TIMESTEP,
-               seconds: float = 1.0) -> Recording:
+               seconds: float = 1.0, *, cone: str = "elliptic", friction: float = 1.0) -> Recording:
     """Set the 2 kg block of ``solver_box`` down touching the floor, at rest, with ``solref``
-    and ``solimp`` on both geoms and the given timestep (s); returns the recording of
+    and ``solimp`` on both geoms, the given timestep (s), friction ``cone`` ("elliptic", the
+    model's, or "pyramidal") and sliding ``friction`` on both geoms; returns the recording of
     ``"depth"`` (m, positive inside the floor) and ``"vz"`` (vertical velocity, m/s), each of
     shape (T,)."""
+    import mujoco
+
     m, d = load("solver_box")
     m.opt.timestep = timestep
+    m.opt.cone = getattr(mujoco.mjtCone, "mjCONE_" + cone.upper())
     m.geom_solref[:], m.geom_solimp[:] = solref, solimp
+    m.geom_friction[:, 0] = friction
     d.qpos[2] = 0.05 - 1e-9                             # touching, at rest
     return record(m, d, {"depth": lambda m, d: 0.05 - d.qpos[2], "vz": lambda m, d: d.qvel[2]},
                   duration=seconds)
 
 
 @lru_cache(maxsize=64)
-def _rest_block(solref: tuple[float, float], solimp: tuple[float, ...], timestep: float = BLOCK_TIMESTEP
-                ) -> Recording:
+def _rest_block(solref: tuple[float, float], solimp: tuple[float, ...], timestep: float = BLOCK_TIMESTEP,
+                cone: str = "elliptic", friction: float = 1.0) -> Recording:
     """:func:`rest_block` for 1 s, cached (the fuzz tests re-grade the same values; read only)."""
-    return rest_block(solref, solimp, timestep=timestep)
+    return rest_block(solref, solimp, timestep=timestep, cone=cone, friction=friction)
 
 
 @lru_cache(maxsize=64)
 def _settle(solref: tuple[float, float]) -> Recording:
-    """:func:`settle` with the flat impedance for :data:`SETTLE_SECONDS`, cached (read only)."""
-    return settle(solref, seconds=SETTLE_SECONDS)
+    """:func:`settle` with :data:`SETTLE_SOLIMP` for :data:`SETTLE_SECONDS`, cached (read only)."""
+    return settle(solref, SETTLE_SOLIMP, seconds=SETTLE_SECONDS)
 
 
-@checker("5.1", "Rest with at most 20 µm penetration", points=3,
+@checker("5.1", "A block that rests 20 µm deep on its four corners", points=3,
          answers={"block_solref": SOLREF, "block_solimp": SOLIMP})
 def _barely_sinks(ex: Exercise) -> None:
     solref, solimp = tuple(ex.value("block_solref")), tuple(ex.value("block_solimp"))
@@ -122,48 +156,68 @@ def _barely_sinks(ex: Exercise) -> None:
     ex.precondition(resting, "after 1 s the block is at rest on the floor",
                     failure=f"its depth is {fmt(1e6 * final)} µm and it moves at {fmt(rec['vz'][-1])} m/s",
                     hint="a very stiff, lightly damped contact can throw the block off or never settle")
-    shallow = final <= DEPTH_LIMIT
-    ex.require(shallow, "the block rests at most 20 µm deep",
-               failure=f"it rests {fmt(1e6 * final)} µm deep",
-               hint="depth ≈ (1-d)·(g/4)·timeconst²·dampratio²·(dmax/d)²: shrink timeconst "
-                    "(down to 2·timestep) or raise d")
-    # "no bounce" alone is met by any soft, overdamped contact: it counts for the shallow rest only
+    at_depth = abs(final - BLOCK_DEPTH) <= 0.05 * BLOCK_DEPTH
+    failure = f"it rests {fmt(1e6 * final)} µm deep"
+    # the same parameters on one contact carrying the whole weight (a sphere: section 4's presets)
+    if abs(rest_penetration(solref, solimp, timestep=BLOCK_TIMESTEP) / BLOCK_DEPTH - 1) <= 0.05:
+        failure += ("; 20 µm is where these parameters rest a sphere, one contact carrying the whole "
+                    "weight: the block stands on four")
+    ex.require(at_depth, "the block rests 20 µm (±5 %) deep", failure=failure,
+               hint="how much of the weight does each corner row carry, and with which inverse mass "
+                    "does the engine size it (section 4)?")
+    # "no bounce" alone is met by any soft, overdamped contact: it counts for the asked depth only
     over = rec["depth"].max() / final - 1
-    ex.require(shallow and over <= 0.01,
+    ex.require(at_depth and over <= 0.01,
                "no bounce: the depth never overshoots its final value by more than 1 %",
                failure=(f"it overshoots by {fmt(100 * over)} %" if over > 0.01 else
-                        "it does not bounce, but it rests too deep (above): this counts for a shallow rest"),
+                        "it does not bounce, but it does not rest 20 µm deep (above): this counts "
+                        "at the asked depth"),
                hint="dampratio ≥ 1 (positive solref) or damping ≥ 2·√stiffness (negative solref)")
 
 
-@checker("5.2", "Predict the resting depth of a block on four contacts", points=2,
+@checker("5.2", "Predict the resting depth of a block on four pyramidal contacts", points=2,
          answers={"block_depth": NUMBER})
 def _predict_depth(ex: Exercise) -> None:
-    measured = _rest_block(PREDICT_SOLREF, PREDICT_SOLIMP, timestep=PREDICT_TIMESTEP)["depth"][-1]
+    measured = _rest_block(PREDICT_SOLREF, PREDICT_SOLIMP, timestep=PREDICT_TIMESTEP, cone=PREDICT_CONE,
+                           friction=PREDICT_FRICTION)["depth"][-1]
     ex.close("block_depth", measured, rtol=0.01, unit="m",
-             hint="each corner row is sized with the block's inverse mass 1/m but carries only a quarter "
-                  "of the weight",
+             hint="two lessons meet here: how the block's weight is shared among its corner rows "
+                  "(section 4), and how a pyramidal contact shares its normal load among its edges "
+                  "(section 9)",
              mistakes=_depth_mistakes())
+
+
+def _pyramid_share(mu: float = PREDICT_FRICTION) -> float:
+    """A condim-3 pyramidal contact's factor on |a0| in the rest equation: μ²(1 + μ²)/2 (impratio 1)."""
+    return mu**2 * (1 + mu**2) / 2
 
 
 @lru_cache(maxsize=1)
 def _depth_mistakes() -> dict[float, str]:
     """Exercise 5.2's typical wrong depths (m) and their explanations (the same for every answer)."""
-    dmax, tau = PREDICT_SOLIMP[1], PREDICT_SOLREF[0]
-    return {rest_penetration(PREDICT_SOLREF, PREDICT_SOLIMP, timestep=PREDICT_TIMESTEP):
-            "that is the depth of a single contact carrying the whole weight (a sphere): "
+    dmax, tau, g = PREDICT_SOLIMP[1], PREDICT_SOLREF[0], 9.81
+
+    def rest(accel: float) -> float:
+        return rest_penetration(PREDICT_SOLREF, PREDICT_SOLIMP, timestep=PREDICT_TIMESTEP, accel=accel)
+
+    return {rest(g): "that is the depth of a single frictionless contact carrying the whole weight "
+            "(a sphere)",
+            rest(g / 4): "that is the block on four elliptic contacts: a pyramidal contact with μ = 0.5 "
+            "shares its load differently",
+            rest(g * _pyramid_share()): "that is a single pyramidal contact carrying the whole weight: "
             "there are four corners",
-            9.81 * (1 - dmax) * tau**2: "that is the constant-impedance formula for one contact; "
-            "here d(r) varies and four contacts share the weight",
-            9.81 / 4 * (1 - dmax) * tau**2: "the quarter load is right, but at this depth d(r) is "
-            "still below dmax: use the full rest equation"}
+            g / 4 * _pyramid_share() * (1 - dmax) * tau**2: "that is the constant-impedance formula: at this "
+            "depth d(r) is still below dmax, so use the full rest equation"}
 
 
 SETTLE_DEPTH = 0.001   # m: both contacts of Exercise 5.3 must rest this deep (±5 %)
 SETTLE_SECONDS = 1.0   # s: long enough for a 0.1 s time constant to die out (e^-10)
+SETTLE_SOLIMP = DEFAULT_SOLIMP
+"""Exercise 5.3's impedance, MuJoCo's default: it rises from 0.9 to 0.95 over the first 1 mm, so the
+transient is not section 3's linear oscillator and its overshoot has to be measured."""
 
 
-@checker("5.3", "A critically damped and an under-damped contact, 1 mm deep", points=3,
+@checker("5.3", "No overshoot and a 25 % overshoot, both 1 mm deep", points=3,
          answers={"solref_critical": SOLREF, "solref_bouncy": SOLREF})
 def _critical_or_bouncy(ex: Exercise) -> None:
     solrefs = {name: tuple(ex.value(name)) for name in ("solref_critical", "solref_bouncy")}
@@ -185,7 +239,8 @@ def _critical_or_bouncy(ex: Exercise) -> None:
     ex.require(deep["solref_critical"] and crit_over <= 0.01, "solref_critical overshoots by at most 1 %",
                failure=(f"it overshoots {fmt(100 * crit_over)} %" if crit_over > 0.01 else
                         off if not crit[-1] > 0 else elsewhere),
-               hint="dampratio 1 is critical damping")
+               hint="with this solimp the impedance rises along the transient, so dampratio 1 is not "
+                    "the edge of overshoot it is for a flat impedance: measure with settle(solref, solimp)")
     reach = runs["solref_critical"].crossings("depth", 0.9 * crit[-1])
     fast = crit[-1] > 0 and len(reach) > 0 and reach[0] <= 0.2
     ex.require(deep["solref_critical"] and fast, "solref_critical reaches 90 % of its depth within 0.2 s",
@@ -195,30 +250,48 @@ def _critical_or_bouncy(ex: Exercise) -> None:
                     "3.9 timeconst to reach 90 %")
     ex.require(0.2 <= bounce_over <= 0.3, "solref_bouncy overshoots by 20-30 %",
                failure=f"it overshoots {fmt(100 * bounce_over)} %" if bouncy[-1] > 0 else off,
-               hint="the overshoot depends on dampratio alone: exp(-π·ζ/√(1-ζ²)) for ζ < 1")
+               hint="exp(-π·ζ/√(1-ζ²)) is the overshoot of a constant impedance; this one is not: "
+                    "keep timeconst·dampratio and measure the overshoot with settle(solref, solimp)")
     for name, depth in (("solref_critical", crit[-1]), ("solref_bouncy", bouncy[-1])):
         ex.require(deep[name], f"{name} rests 1 mm (±5 %) deep",
                    failure=f"it rests {fmt(1e3 * depth)} mm deep",
-                   hint="with a constant impedance d the resting depth is (1-d)·g·(timeconst·dampratio)²: "
-                        "the depth fixes the product timeconst·dampratio, the overshoot fixes dampratio")
+                   hint="which impedance does the row have at the resting depth (the solimp width)? "
+                        "The depth fixes the product timeconst·dampratio, the overshoot fixes dampratio")
 
 
 @lru_cache(maxsize=64)
 def _stop(solref: tuple[float, float]) -> np.ndarray:
-    """How far (rad) the arm of ``solver_limit`` is past its limit over the last 0.5 s of 3 s
-    pushed by :data:`STOP_TORQUE` with ``jnt_solref = solref`` (cached, read only)."""
-    stop, stop_data = load("solver_limit", keyframe="at_limit")
-    stop.jnt_solref[0] = solref
+    """How far (rad) the shoulder of :data:`TWO_LINK_ARM` is past its limit over the last 0.5 s of
+    3 s pushed by :data:`STOP_TORQUE`, with ``jnt_solref = solref`` and :data:`STOP_SOLIMP`
+    (cached, read only)."""
+    stop, stop_data = load(TWO_LINK_ARM, keyframe="at_limit")
+    stop.jnt_solref[0], stop.jnt_solimp[0] = solref, STOP_SOLIMP
     rec = record(stop, stop_data, {"hinge": stop_data.joint("hinge").qpos}, duration=3.0, ctrl=[STOP_TORQUE])
     beyond = np.ravel(rec["hinge"])[rec.t >= rec.t[-1] - 0.5] - stop.jnt_range[0, 1]
     beyond.setflags(write=False)
     return beyond
 
 
+@lru_cache(maxsize=1)
+def _stop_mistakes() -> dict[str, float]:
+    """Exercise 5.4's typical wrong timeconsts (s, at dampratio 1), by the mistake behind each."""
+    import mujoco
+
+    arm, arm_data = load(TWO_LINK_ARM, keyframe="at_limit")
+    mujoco.mj_forward(arm, arm_data)
+    dmax, d = STOP_SOLIMP[1], float(impedance(STOP_SOLIMP, STOP_DEPTH))
+    a_inertia = STOP_TORQUE / arm_data.M[0]             # τ/M[0, 0]: as if the forearm were welded on
+    a_engine = STOP_TORQUE * arm.dof_invweight0[0]
+    # the rest equation K·d²·δ = (1 - d)·a0 with K = 1/(dmax·τ)²: τ = (d/dmax)·√(δ/((1 - d)·a0))
+    return {"M[0, 0]": d / dmax * np.sqrt(STOP_DEPTH / ((1 - d) * a_inertia)),
+            "dmax": np.sqrt(STOP_DEPTH / ((1 - dmax) * a_engine))}
+
+
 @checker("5.4", "Soften a joint limit to a given stop depth", points=2, answers={"limit_solref": SOLREF})
 def _soft_stop(ex: Exercise) -> None:
     # at rest: every sample of the last 0.5 s in the band, so a swing that passes through it does not count
-    beyond = _stop(tuple(ex.value("limit_solref")))
+    solref = tuple(ex.value("limit_solref"))
+    beyond = _stop(solref)
     if not np.all(np.isfinite(beyond)):
         failure = "the simulation does not stay finite"
     elif np.ptp(beyond) <= 0.01 * max(STOP_DEPTH, abs(beyond[-1])):
@@ -226,6 +299,15 @@ def _soft_stop(ex: Exercise) -> None:
     else:
         failure = (f"it has not settled: in the last 0.5 s it moves between {fmt(beyond.min())} and "
                    f"{fmt(beyond.max())} rad past it")
+    wrong = _stop_mistakes()
+    # K depends on timeconst·dampratio only
+    timeconst = solref[0] * solref[1] if solref[0] > 0 and solref[1] > 0 else float("nan")
+    if abs(timeconst / wrong["M[0, 0]"] - 1) < 0.01:
+        failure += ("; your timeconst treats the shoulder's inverse inertia as 1/M[0, 0], as if the forearm "
+                    "were welded on")
+    elif abs(timeconst / wrong["dmax"] - 1) < 0.01:
+        failure += "; your timeconst assumes d = dmax, but 0.05 rad lies inside solimplimit's width"
     ex.require(bool(np.all(np.abs(beyond - STOP_DEPTH) <= 0.05 * STOP_DEPTH)),
                "the arm rests 0.05 rad (±5 %) past its limit", failure=failure,
-               hint="the limit row's a0 is the motor's angular acceleration τ/I = τ·dof_invweight0, not g")
+               hint="the limit row's a0 is the shoulder's acceleration per torque with the forearm free, and "
+                    "0.05 rad is not beyond the width of this solimplimit (sections 4 and 7)")

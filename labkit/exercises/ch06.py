@@ -1,8 +1,8 @@
 """Checkers of chapter 06 (contacts: filtering and parameters), and the experiments they
 share with the chapter's lessons: :func:`incline` and :func:`travel` (the cube on the
-ramp of ``models/contact_incline.xml``) and :func:`mixed` (two geoms' parameters mixed
-into one contact, on ``models/contact_ball.xml``).  Exercise 6.1's gripper is
-``models/contact_gripper.xml``.
+ramp of ``models/contact_incline.xml``, with any cone and solver) and :func:`mixed` (two
+geoms' parameters mixed into one contact, on ``models/contact_ball.xml``).  Exercise 6.1's
+gripper is ``models/contact_gripper.xml``; Exercise 6.3's chute is :func:`chute`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from ..axes import CONES, SOLVERS
 from ..contact import pairs
 from ..display import fmt
 from ..models import load
@@ -22,8 +23,9 @@ from ..models import spec as model_spec
 from .answers import NUMBER, array, integer, mapping, number
 from .core import Exercise, ExerciseFailed, checker
 
-__all__ = ["CHUTE_ANGLE", "CHUTE_LENGTH", "CHUTE_SPEED", "PADS", "RUBBER", "STEEL", "WANTED", "MixedContact",
-           "gripper_contacts", "incline", "mixed", "speed_after", "travel"]
+__all__ = ["CHUTE_ANGLE", "CHUTE_LENGTH", "CHUTE_SPEED", "LINER_FRICTION", "PADS", "RUBBER", "STEEL",
+           "WANTED", "MixedContact", "chute", "exit_speed", "gripper_contacts", "incline", "mixed",
+           "speed_after", "travel"]
 
 
 def _name(pair: Sequence[str]) -> str:
@@ -170,32 +172,41 @@ def _rubber_on_steel(ex: Exercise) -> None:
 
 # -- Exercise 6.3: a friction coefficient for an exit speed -------------------------------------------
 
-def incline(theta: float, mu: float = 0.5, condim: int = 3) -> tuple[mujoco.MjModel, mujoco.MjData]:
+def incline(theta: float, mu: float = 0.5, condim: int = 3, *, cone: str | None = None,
+            solver: str | None = None) -> tuple[mujoco.MjModel, mujoco.MjData]:
     """``contact_incline`` tilted by ``theta`` degrees, with the ramp's sliding friction ``mu``
-    and ``condim`` (the ramp has priority: its values decide); ``mj_forward`` already run."""
+    and ``condim`` (the ramp has priority: its values decide); ``cone`` and ``solver``, case
+    names of ``labkit.axes.CONES`` and ``SOLVERS``, replace the model's (elliptic, Newton);
+    ``mj_forward`` already run."""
     ramp = model_spec("contact_incline")
     ramp.frame("slope").alt.euler = [0, theta, 0]
     ramp.geom("ramp").friction[0] = mu
     ramp.geom("ramp").condim = condim      # the ramp has priority: its values decide (section 5)
-    return load(ramp)
+    model, data = load(ramp)
+    for axis, case in ((CONES, cone), (SOLVERS, solver)):
+        if case is not None:
+            axis.apply(model, case)
+    mujoco.mj_forward(model, data)
+    return model, data
 
 
-def travel(theta: float, mu: float, condim: int = 3, seconds: float = 1.0) -> float:
+def travel(theta: float, mu: float, condim: int = 3, seconds: float = 1.0, *, cone: str | None = None,
+           solver: str | None = None) -> float:
     """Distance (m) the cube of :func:`incline` moves downhill in ``seconds`` on a ramp
-    tilted by ``theta`` degrees with sliding friction ``mu``."""
-    model, data = incline(theta, mu, condim)
+    tilted by ``theta`` degrees with sliding friction ``mu`` (``cone``, ``solver``: as in
+    :func:`incline`)."""
+    model, data = incline(theta, mu, condim, cone=cone, solver=solver)
     start = data.qpos[:3].copy()
     mujoco.mj_step(model, data, nstep=round(seconds / model.opt.timestep))
     tilt = np.radians(theta)
     return float((data.qpos[:3] - start) @ np.array([np.cos(tilt), 0, -np.sin(tilt)]))
 
 
-def speed_after(theta: float, mu: float, distance: float, seconds: float = 3.0) -> float:
-    """Speed (m/s, along the slope) of the cube of :func:`incline`, released at rest on a ramp
-    tilted by ``theta`` degrees with sliding friction ``mu``, once it has slid ``distance`` m
-    downhill (interpolated between the two steps around that point); 0.0 if it has not got
-    that far after ``seconds``."""
-    model, data = incline(theta, mu)
+def _speed_when(model: mujoco.MjModel, data: mujoco.MjData, theta: float, distance: float,
+                seconds: float) -> float:
+    """Speed (m/s, along a slope tilted by ``theta`` degrees) of the first free body once it
+    has slid ``distance`` m downhill (interpolated between the two steps around that point);
+    0.0 if it has not got that far after ``seconds``."""
     tilt = np.radians(theta)
     downhill = np.array([np.cos(tilt), 0, -np.sin(tilt)])
     start, h = data.qpos[:3].copy(), model.opt.timestep
@@ -210,30 +221,62 @@ def speed_after(theta: float, mu: float, distance: float, seconds: float = 3.0) 
     return 0.0
 
 
+def speed_after(theta: float, mu: float, distance: float, seconds: float = 3.0) -> float:
+    """Speed (m/s, along the slope) of the cube of :func:`incline`, released at rest on a ramp
+    tilted by ``theta`` degrees with sliding friction ``mu``, once it has slid ``distance`` m
+    downhill (interpolated between the two steps around that point); 0.0 if it has not got
+    that far after ``seconds``."""
+    return _speed_when(*incline(theta, mu), theta, distance, seconds)
+
+
 CHUTE_ANGLE, CHUTE_LENGTH, CHUTE_SPEED = 30.0, 0.3, 1.0   # degrees, m, m/s: Exercise 6.3's chute
+LINER_FRICTION = 0.6
+"""Exercise 6.3: the sliding friction of the chute's liner, the ramp of ``contact_incline``
+(which keeps its ``priority="1"``); above tan 30° ≈ 0.577, so the liner alone holds a part."""
 
 
-# 0 ≤ μ ≤ 10: a friction coefficient is not negative, no real material pair exceeds ~2, and the part
-# already holds on the 30° chute for any μ ≥ tan 30° ≈ 0.58; the answer is ≈ 0.46, and the typical
-# mistake, Coulomb's threshold tan 30°, stays inside to be told so
-FRICTION = number(0, 10, why="a friction coefficient is not negative, and no real material pair exceeds ~2")
+def chute(part_friction: float, part_priority: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Exercise 6.3's chute: ``contact_incline`` tilted by :data:`CHUTE_ANGLE`, its ramp (the
+    liner, priority 1) with sliding friction :data:`LINER_FRICTION`, and the cube (the part)
+    with sliding friction ``part_friction`` and priority ``part_priority``; ``mj_forward`` run."""
+    spec = model_spec("contact_incline")
+    spec.frame("slope").alt.euler = [0, CHUTE_ANGLE, 0]
+    spec.geom("ramp").friction[0] = LINER_FRICTION
+    spec.geom("cube").friction[0] = part_friction
+    spec.geom("cube").priority = part_priority
+    return load(spec)
 
 
 @lru_cache(maxsize=64)
-def _exit_speed_of(mu: float) -> float:
-    """:func:`speed_after` on the chute of Exercise 6.3 (m/s), cached."""
-    return speed_after(CHUTE_ANGLE, mu, CHUTE_LENGTH)
+def exit_speed(part_friction: float, part_priority: int) -> tuple[float, float]:
+    """On :func:`chute`: (the sliding friction of the part's contact with the liner, the
+    part's speed in m/s once it has slid :data:`CHUTE_LENGTH` from rest, 0.0 if it has not
+    got that far in 3 s); cached."""
+    model, data = chute(part_friction, part_priority)
+    mu = float(data.contact[0].friction[0]) if data.ncon else float("nan")
+    return mu, _speed_when(model, data, CHUTE_ANGLE, CHUTE_LENGTH, 3.0)
 
 
-@checker("6.3", "A friction coefficient for an exit speed", points=3, answers={"mu_chute": FRICTION})
+# 0 ≤ μ ≤ 10: a friction coefficient is not negative and no real material pair exceeds ~2; the
+# answer is ≈ 0.38, and the typical mistakes (the liner's 0.6, Coulomb's threshold tan 30°, a μ
+# chosen so that an average with the liner gives 0.38) stay inside to be told so
+FRICTION = number(0, 10, why="a friction coefficient is not negative, and no real material pair exceeds ~2")
+# priority only ranks two geoms: any whole number from -100 to 100 is more than a model needs
+PRIORITY = integer(-100, 100, why="a geom's priority is a whole number; only which one is higher matters")
+
+
+@checker("6.3", "A friction coefficient for an exit speed", points=3,
+         answers={"part_friction": FRICTION, "part_priority": PRIORITY})
 def _exit_speed(ex: Exercise) -> None:
-    speed = _exit_speed_of(float(ex.value("mu_chute")))
-    # sliding is the gate, not a share: μ = 0 slides too
+    mu, speed = exit_speed(float(ex.value("part_friction")), int(ex.value("part_priority")))
+    # sliding is the gate, not a share: a frictionless part slides too
     ex.precondition(speed > 0, "the part slides down the 30° chute",
-                    failure="it does not get 0.3 m down the chute in 3 s",
-                    hint="it holds when μ ≥ tan θ; it must slide, so μ < tan 30°")
+                    failure=f"it does not get 0.3 m down the chute in 3 s: its contact with the liner "
+                            f"has sliding friction {fmt(mu)}",
+                    hint="which geom's friction does the contact take (section 5)? A part holds "
+                         "when that friction is at least tan θ")
     ex.require(abs(speed - CHUTE_SPEED) <= 0.05 * CHUTE_SPEED,
                "it leaves the chute, 0.3 m down, at 1.0 m/s (±5 %)",
                failure=f"it passes 0.3 m at {fmt(speed, unit='m/s')}",
-               hint="while it slides the acceleration is constant, g·(sin θ − μ·cos θ); "
-                    "from rest, speed² = 2·acceleration·distance")
+               hint="while it slides the acceleration is constant, g·(sin θ − μ·cos θ), with μ the "
+                    "contact's friction; from rest, speed² = 2·acceleration·distance")

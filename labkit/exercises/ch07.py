@@ -2,16 +2,16 @@
 
 The notebook imports its measuring helpers from here (:func:`jitter_of`, :func:`bounce`,
 :func:`restitution`, :func:`decomposed`, :func:`slot`), so the lesson and the grader use the
-same code, and the scene of its § 6 (:func:`tray`).  The checkers read nothing but the
-learner's answers: every baseline they compare with (the undisturbed arm's jitter, the probe's
-resting height on the frame) is measured here.
+same code, and the scenes of its § 1 edge (:func:`frame_on`) and § 6 (:func:`tray`).  The
+checkers read nothing but the learner's answers: every baseline they compare with (the undisturbed
+arm's jitter, the probe's resting height on the frame) is measured here.
 
 Units: metres, seconds, radians; solref as MuJoCo takes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -26,12 +26,14 @@ from .answers import AnswerError, Kind, array, mapping
 from .core import Exercise, checker
 
 __all__ = [
+    "FLOOR_SOLREF",
     "PAIRS",
     "SLOT_PROBES",
     "TEXTBOOK_ZETA",
     "baseline_jitter",
     "bounce",
     "decomposed",
+    "frame_on",
     "jitter_of",
     "probe_on_frame_height",
     "restitution",
@@ -79,6 +81,36 @@ def probe_on_frame_height(model: mujoco.MjModel | None = None) -> float:
     probe = model.geom("probe")
     sink = solver.rest_penetration(probe.solref, probe.solimp, timestep=model.opt.timestep)
     return top + float(probe.size[0]) - sink
+
+
+_FRAME_ON = """<mujoco><worldbody>{open}
+  <body name="cell">{joint}
+    <geom name="frame" type="box" size="0.3 0.3 0.015" pos="0 0 0.3"/>
+    <body name="arm" pos="0 0 0.3"><joint name="r1" type="hinge" axis="0 1 0"/>
+      <geom name="arm" type="capsule" fromto="0 0 0  0.2 0 0" size="0.02" mass="0.5"/></body>
+  </body>{close}
+</worldbody></mujoco>"""
+
+_PARENT_OF_CELL = {   # what the frame's body hangs from: (open, joint, close) pieces of _FRAME_ON
+    "free": ("", "<freejoint/>", ""),
+    "jointed": ("", '<joint type="slide" axis="0 0 1"/>', ""),
+    "welded": ('<body name="base"><freejoint/><geom type="sphere" size="0.01" pos="1 0 0"/>', "", "</body>"),
+    "world": ("", "", ""),
+}
+
+
+def frame_on(parent: str) -> str:
+    """MJCF of § 1's frame as collision sees it (its hull: a 0.6 m × 0.6 m × 3 cm slab) with the
+    arm hinged on the frame's own body ``cell``, the arm buried in the slab's mid-plane as in
+    ``tuning_frame_mesh``; ``cell`` hangs from ``parent``, a case of :data:`labkit.axes.PARENTS`:
+    a free joint, a slide joint, welded (no joint) to a free base, or welded to the world.
+
+    Example: ``labkit.load(frame_on("world"))[1].ncon`` → ``1`` (the arm–frame contact).
+    """
+    if parent not in _PARENT_OF_CELL:
+        raise KeyError(f"parent must be one of {', '.join(_PARENT_OF_CELL)}, got {parent!r}")
+    opening, joint, closing = _PARENT_OF_CELL[parent]
+    return _FRAME_ON.format(open=opening, joint=joint, close=closing)
 
 
 PAIRS = (("frame", "arm"), ("frame", "probe"), ("floor", "probe"), ("arm", "probe"))
@@ -156,14 +188,25 @@ TEXTBOOK_ZETA = float(np.log(2) / np.sqrt(np.pi**2 + np.log(2) ** 2))
 it assumes the contact may pull, so MuJoCo's ball bounces back with less."""
 
 
-def bounce(solref: Sequence[float], model_name: str = "tuning_bounce", seconds: float = 1.3
+def bounce(solref: Sequence[float], model_name: str = "tuning_bounce", seconds: float = 1.3, *,
+           priority: int | None = None, options: Mapping[str, Any] | None = None
            ) -> tuple[float, Recording, mujoco.MjModel, mujoco.MjData]:
     """Drop the ball of ``model_name`` (released 1 m above the floor) with ``solref`` on the ball
     geom; return the coefficient of restitution e = √(h₁/h₀) from the first rebound's apex
     (0 if it never lifts off), the recording (``"ball"``: the ball's position, m, shape (T, 3)),
-    the model and the final data."""
+    the model and the final data.
+
+    priority: the ball geom's priority (None: the model's, 1 in ``tuning_bounce``, so the ball's
+    solref is used as written; 0 makes the contact mix it with the floor's).  options: ``mjOption``
+    fields to set first, e.g. ``{"timestep": 0.002}`` or ``{"integrator": mujoco.mjtIntegrator.mjINT_RK4}``.
+    """
     model, data = load(model_name)
-    model.geom_solref[model.geom("ball").id] = solref
+    ball = model.geom("ball").id
+    model.geom_solref[ball] = solref
+    if priority is not None:
+        model.geom_priority[ball] = priority
+    for name, value in (options or {}).items():
+        setattr(model.opt, name, value)
     rec = record(model, data, {"ball": data.body("ball").xpos}, duration=seconds)
     lowest = rec["ball"][:, 2] - model.geom("ball").size[0]        # height of the ball's bottom
     impact = np.argmin(np.where(rec.t < 0.6, lowest, np.inf))           # first impact at ≈0.45 s
@@ -208,17 +251,29 @@ def solref_kind() -> Kind:
     return Kind("a solref (two numbers)", _solref)
 
 
+FLOOR_SOLREF = (0.02, 1.0)
+"""The floor's solref in ``tuning_bounce`` (MuJoCo's default), which exercise 7.2's ball is mixed with."""
+
+
 @checker("7.2", "A bounce with e = 0.5", points=3, answers={"bounce_solref": solref_kind()})
 def _bounce(ex: Exercise) -> None:
     answer = np.asarray(ex.value("bounce_solref"), dtype=float)
-    e_answer = bounce(tuple(answer))[0]
-    textbook = answer[0] > 0 and abs(answer[1] - TEXTBOOK_ZETA) < 0.005
+    # the exercise's ball has priority 0, like the floor: the contact mixes the two solrefs
+    e_answer = bounce(tuple(answer), priority=0)[0]
+    standard = bool(answer[0] > 0)
+    zeta = answer[1] if standard else -answer[1] / (2 * np.sqrt(-answer[0]))   # the ball's own damping ratio
+    if standard:
+        mixed = (answer + np.asarray(FLOOR_SOLREF)) / 2
+        why = (f": with equal priorities the contact averaged your solref with the floor's "
+               f"{fmt(list(FLOOR_SOLREF))} and used {fmt(mixed.tolist(), 3)}")
+    elif abs(zeta - TEXTBOOK_ZETA) < 0.005:
+        why = ": that damping ratio comes from the textbook formula, which lets the contact pull"
+    else:
+        why = ""
     ex.require(abs(e_answer - 0.5) <= 0.02, "the measured restitution is 0.5 ± 0.02",
-               failure=f"the ball bounced back with e = {fmt(e_answer, 3)}"
-               + (": that damping ratio comes from the textbook formula, which lets the contact pull"
-                  if textbook else ""),
-               hint="e depends only on the damping ratio; invert restitution(ζ) numerically "
-                    "(it decreases with ζ)")
+               failure=f"the ball bounced back with e = {fmt(e_answer, 3)}{why}",
+               hint="the ball and the floor have equal priorities: which solref format survives the mixing "
+                    "rule as you wrote it?")
 
 
 # -- § 5 · a peg that will not enter its hole (exercise 7.3) ----------------------------------------

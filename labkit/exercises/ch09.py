@@ -38,9 +38,12 @@ __all__ = [
     "PARAMETER_KINDS",
     "PARTS",
     "RIG",
+    "RIG_HOLDS",
+    "RIG_SLIPS",
     "SCRIPT",
     "SERVOS",
     "START",
+    "TABLE_BAND",
     "build",
     "limits_text",
     "panels",
@@ -304,16 +307,22 @@ def _lift(ex: Exercise) -> None:
 # -- § 4 · exercise 9.2 ----------------------------------------------------------------------------
 
 RIG = MappingProxyType({**START, "cone": "elliptic", "noslip_iterations": 20, "lift_kp": 1e4, "lift_kv": 190})
-"""Exercise 9.2's rig: Coulomb-like friction (elliptic cone, noslip) and a very stiff lift."""
+"""The grip rig of chapter 09 §4: Coulomb-like friction (elliptic cone, noslip) and a very stiff
+lift.  Exercise 9.2 grades on it with the pyramidal cone."""
 
 PAD_TRAVEL = 0.010      # m: how far a finger closes before its pad touches the cube
 
+# the rig's verdicts: "lifted without slipping" is a quarter of the capstone's 2 mm slip limit (exercise
+# 9.2 grades against it on both sides); "slips" is that limit itself (§4's test of Coulomb's grip)
+RIG_HOLDS, RIG_SLIPS = 0.0005, 0.002      # m
 
-def rig_slip(grip: float) -> float:
+
+def rig_slip(grip: float, cone: str = "elliptic") -> float:
     """Slip (m) of the cube on the :data:`RIG` when each pad presses with ``grip`` newtons
-    (``finger_kp`` = grip / the servo's 25 mm shortfall once the pad touches)."""
+    (``finger_kp`` = grip / the servo's 25 mm shortfall once the pad touches); ``cone`` replaces
+    the rig's elliptic cone (chapter 09 §4 shows what the pyramidal one does)."""
     squeeze = SCRIPT["close"]["left"] - PAD_TRAVEL
-    return _trial({**RIG, "finger_kp": grip / squeeze}).slip
+    return _trial({**RIG, "cone": cone, "finger_kp": grip / squeeze}).slip
 
 
 MAX_GRIP = 100.0   # N per pad: 50 × the cube's weight; Coulomb at μ = 0.5 would need a 50 g lift for it
@@ -325,18 +334,19 @@ MAX_GRIP = 100.0   # N per pad: 50 × the cube's weight; Coulomb at μ = 0.5 wou
                                          "cube never needs 100 N")})
 def _grip(ex: Exercise) -> None:
     grip = ex.value("grip_min")
-    above, below = rig_slip(1.03 * grip), rig_slip(0.97 * grip)
+    above, below = rig_slip(1.03 * grip, cone="pyramidal"), rig_slip(0.97 * grip, cone="pyramidal")
     # one requirement, both sides: any huge force holds the cube, any tiny one lets it slip
-    holds, slips = above <= 0.0005, below >= 0.002
+    holds, slips = above <= RIG_HOLDS, below > RIG_HOLDS
     if not holds:
         failure = f"with 3 % more it slipped {fmt(1e3 * above, 3)} mm: your force is too small"
-        hint = "did you include the lift's acceleration, and both pads?"
+        hint = ("Coulomb's 2μN ≥ m(g + a) is what the elliptic rig needs; the pyramidal one needs more "
+                "(section 4): measure it with rig_slip(grip, cone='pyramidal')")
     else:
         failure = f"with 3 % less it slipped only {fmt(1e3 * below, 3)} mm: your force is more than the " \
                   "minimum"
-        hint = "each of the two pads contributes μ·N; the acceleration peaks where the ramp starts"
-    ex.require(holds and slips, "with 3 % more than grip_min per pad the cube is lifted without slipping, "
-               "and with 3 % less it slips", failure=failure, hint=hint)
+        hint = "bisect between a grip that slips and one that holds, until the two are a few % apart"
+    ex.require(holds and slips, "on the pyramidal rig, with 3 % more than grip_min per pad the cube slips at "
+               f"most {_mm(RIG_HOLDS)} mm, and with 3 % less it slips more", failure=failure, hint=hint)
 
 
 # -- § 5 · exercise 9.3 ----------------------------------------------------------------------------
@@ -351,14 +361,40 @@ def table_depth_for(solref: Sequence[float], seconds: float = 0.5) -> float:
     return float(-np.mean([c.dist for c in rest_data.contact[:rest_data.ncon]]))
 
 
+# Exercise 9.3's band (m): below the 4.4 µm that 2·timestep at dampratio 1 gives, the shallowest rest a
+# standard-format solref reaches at dampratio 1 while MuJoCo uses its timeconst as written
+TABLE_BAND = (2e-6, 3e-6)
+AT_REST = 1e-6     # m/s: a cube resting on the table moves by rounding (1e-12 m/s); a bouncing one by mm/s
+
+
+def _resting(solref: Sequence[float]) -> tuple[float, float]:
+    """:func:`table_depth_for` ``(solref)``, and the cube's largest speed (m/s) over the 20 steps
+    after it: a cube that bounces instead of resting has no resting depth."""
+    resting, rest_data = build({**START, "cone": "elliptic", "solref": tuple(solref),
+                                "solimp": solver.DEFAULT_SOLIMP})
+    sim.run(resting, rest_data, duration=0.5)
+    depth = float(-np.mean([c.dist for c in rest_data.contact[:rest_data.ncon]] or [np.nan]))
+    speed = 0.0
+    for _ in range(20):
+        mujoco.mj_step(resting, rest_data)
+        speed = max(speed, float(np.abs(rest_data.joint("cube").qvel[:3]).max()))
+    return depth, speed
+
+
 @checker("9.3", "A solref for a target depth", points=2, answers={"table_solref": solref_kind()})
 def _table(ex: Exercise) -> None:
     ref = np.asarray(ex.value("table_solref"), dtype=float)
-    depth = table_depth_for(tuple(ref))
-    in_band = 2e-5 <= depth <= 4e-5
-    ex.require(in_band, "the cube rests 0.02–0.04 mm deep in the table",
-               failure=f"it rests {fmt(1e3 * depth, 3)} mm deep",
-               hint="four corners share the weight: predict with rest_penetration(..., accel=g/4)")
+    depth, speed = _resting(tuple(ref))
+    low, high = TABLE_BAND
+    in_band = speed <= AT_REST and low <= depth <= high
+    if speed > AT_REST:
+        failure = f"the cube is not at rest after 0.5 s: it still moves at {_mm(speed)} mm/s"
+        hint = "a very soft contact is still sinking, and one with a dampratio far below 1 bounces"
+    else:
+        failure = f"it rests {fmt(1e3 * depth, 3)} mm deep"
+        hint = "four corners share the weight: predict with rest_penetration(..., accel=g/4)"
+    ex.require(in_band, f"the cube rests {_mm(low)}–{_mm(high)} mm deep in the table", failure=failure,
+               hint=hint)
     used = solver.reference(tuple(ref), solver.DEFAULT_SOLIMP, timestep=START["timestep"])
     # any long timeconst is used as written: this counts only once the depth is right
     clamped = (f"timeconst {fmt(ref[0])} s is below 2·timestep, so MuJoCo raised it to 0.004 s"
@@ -366,7 +402,8 @@ def _table(ex: Exercise) -> None:
     later = "" if in_band else "counted only once the depth is right"
     ex.require(in_band and not used.clamped, "MuJoCo uses your timeconst as written",
                failure="; ".join(part for part in (clamped, later) if part),
-               hint="trade timeconst against dampratio: the depth depends on their product")
+               hint="the depth follows the stiffness 1/(dmax·timeconst·dampratio)², and MuJoCo raises only "
+                    "the timeconst")
 
 
 # -- § 7 · exercise 9.4, the capstone ----------------------------------------------------------------
@@ -376,8 +413,8 @@ _HINTS = {
               "integrator='implicitfast'",
     "lift": "§3 · a position servo sags by m·g/kp and an overdamped one arrives late (chapter 03); "
             "or the cube slipped",
-    "slip": "§4 · check the grip against Coulomb's minimum, then stop the creep: elliptic cone with a larger "
-            "impratio, or noslip (chapter 07)",
+    "slip": "§4 · check the grip against Coulomb's minimum, then stop the creep: a larger impratio, or "
+            "noslip, which reaches Coulomb's limit under the elliptic cone only (chapter 07)",
     "penetration": "§5 · an impact overshoots by v·τ/e and a squeeze follows chapter 05's rest rule: shorter "
                    "timeconst, higher dmin/dmax, a better damped approach",
     "peak_force": "§1 · the grip is finger_kp × 25 mm; a fast, stiff impact adds a spike on top "

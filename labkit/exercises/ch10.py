@@ -4,8 +4,10 @@ chapter's lessons:
 - :func:`diverges` and :func:`stability_limit`: does a one-dof model blow up at a timestep,
   and the largest timestep at which it does not (found by bisection).  Section 1 measures
   the integrators' limits with them; Exercise 10.1 grades a timestep with them.
-- :func:`finger`: the finger of ``models/stability_finger.xml`` with armature, or scaled
-  (section 2, section 4, Exercise 10.2).
+- :func:`servo`: the ball of ``models/stability_servo.xml`` with a given kp, kv and joint or
+  tendon damping (section 1's damping kinds, Exercise 10.1's :func:`exercise_servo`).
+- :func:`finger`: the finger of ``models/stability_finger.xml`` with armature, a velocity gain,
+  scaled, or on a slide (section 2, section 4, Exercise 10.2's :func:`exercise_finger`).
 - :func:`with_units` and :func:`arm_motion`: ``models/scale_arm*.xml`` with the physical
   constants of a unit system, and the motion to compare (sections 3–4, Exercise 10.3).
 
@@ -30,8 +32,9 @@ from .core import Exercise, checker
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["GROWTH", "MM", "NSTEP", "SI", "arm_motion", "diverges", "exercise_servo", "finger",
-           "stability_limit", "with_units"]
+__all__ = ["EX_DAMPING", "EX_KP", "EX_KV", "FINGER_KV", "GROWTH", "MM", "NSTEP", "SI", "arm_motion",
+           "diverges", "exercise_finger", "exercise_servo", "finger", "servo", "stability_limit",
+           "with_units"]
 
 NSTEP = 10_000
 """Steps a run lasts before :func:`diverges` judges it."""
@@ -39,10 +42,13 @@ NSTEP = 10_000
 GROWTH = 1e3
 """How far (times the starting offset) a stable run may wander before it counts as diverged."""
 
-EX_KP, EX_KV = 2500.0, 50.0
-"""Exercise 10.1's servo on the 1 kg ball: omega = sqrt(kp/m) = 50 rad/s, damping ratio
-kv / (2 sqrt(kp m)) = 0.5."""
+EX_KP, EX_KV, EX_DAMPING = 2500.0, 50.0, 30.0
+"""Exercise 10.1's servo on the 1 kg ball: omega = sqrt(kp/m) = 50 rad/s; the actuator's kv gives
+the damping ratio kv / (2 sqrt(kp m)) = 0.5, the joint's damping (N·s/m) another 0.3.  Under
+Euler the first is integrated explicitly and the second implicitly: no row of the chapter's
+table covers the mix."""
 
+FINGER_KV = 4e-4         # N·m·s/rad: Exercise 10.2's finger servo has this velocity gain
 FINGER_TIMESTEP = 0.002  # s: Exercise 10.2's finger must run at the default step
 ARMATURE_SLACK = 1.25    # Exercise 10.2: at most this factor above the least armature that works
 
@@ -110,23 +116,60 @@ def stability_limit(model: mujoco.MjModel, data: mujoco.MjData, *, low: float = 
     return low
 
 
+def servo(kp: float = 1e4, kv: float = 200.0, *, joint_damping: float = 0.0,
+          tendon_damping: float = 0.0, actuator_damping: float = 0.0,
+          tendon_transmission: bool = False) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """The 1 kg ball of ``stability_servo`` on a position servo of ``kp`` (N/m) and ``kv``
+    (N·s/m), with ``joint_damping`` on its slide joint, ``tendon_damping`` on a fixed tendon
+    of that joint, and the actuator's own ``damping`` attribute set to ``actuator_damping``
+    (all N·s/m), at its keyframe (1 cm off target, at rest).  ``tendon_transmission`` makes the
+    servo act on that tendon (length = x) instead of the joint."""
+    import mujoco
+
+    spec = models.spec("stability_servo")
+    spec.joint("x").damping[0] = joint_damping
+    if tendon_damping or tendon_transmission:
+        tendon = spec.add_tendon(name="x_tendon", damping=tendon_damping)
+        tendon.wrap_joint("x", 1.0)                   # length = x: its damping force is -c·ẋ
+    actuator = spec.actuator("servo")
+    if tendon_transmission:
+        actuator.trntype, actuator.target = mujoco.mjtTrn.mjTRN_TENDON, "x_tendon"
+    actuator.set_to_position(kp=kp, kv=kv)
+    actuator.damping[0] = actuator_damping            # force -damping·(actuator velocity)
+    return load(spec, keyframe="pulled")
+
+
 def exercise_servo() -> tuple[mujoco.MjModel, mujoco.MjData]:
-    """Exercise 10.1's servo: ``stability_servo`` with kp = 2500 N/m and kv = 50 N·s/m."""
-    model, data = load("stability_servo")
-    model.actuator_gainprm[0, 0] = EX_KP
-    model.actuator_biasprm[0, 1:3] = -EX_KP, -EX_KV   # position servo: bias = -kp·q - kv·q̇
-    return model, data
+    """Exercise 10.1's servo: kp = 2500 N/m, kv = 50 N·s/m, and 30 N·s/m of joint damping."""
+    return servo(EX_KP, EX_KV, joint_damping=EX_DAMPING)
 
 
-def finger(armature: float = 0.0, scale: float = 1.0) -> tuple[mujoco.MjModel, mujoco.MjData]:
-    """The finger of ``stability_finger``, with ``armature`` (kg·m²) on its hinge, and its segment
-    ``scale`` times as large (same density, same servo), at its keyframe."""
+def finger(armature: float = 0.0, scale: float = 1.0, *, kv: float = 0.0,
+           joint: str = "hinge") -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """The finger of ``stability_finger``, with ``armature`` (kg·m², or kg on a slide) on its
+    joint, a servo velocity gain ``kv``, and its segment ``scale`` times as large (same density,
+    same kp), at its keyframe.  ``joint="slide"`` puts the segment on a horizontal slide along
+    x instead of the hinge (the joint keeps its name, the servo its kp, now in N/m)."""
     spec = models.spec("stability_finger")
     segment = spec.geom("segment")
     segment.size = np.asarray(segment.size) * scale
     segment.pos = np.asarray(segment.pos) * scale
-    spec.joint("hinge").armature = armature
-    return load(spec, keyframe="step")
+    hinge = spec.joint("hinge")
+    hinge.armature = armature
+    if joint == "slide":
+        import mujoco
+
+        hinge.type, hinge.axis = mujoco.mjtJoint.mjJNT_SLIDE, [1.0, 0.0, 0.0]   # gravity ⟂ the slide
+    elif joint != "hinge":
+        raise ValueError(f"joint is 'hinge' or 'slide', not {joint!r}")
+    model, data = load(spec, keyframe="step")
+    model.actuator_biasprm[0, 2] = -kv                # position servo: bias = -kp·q - kv·q̇
+    return model, data
+
+
+def exercise_finger(armature: float = 0.0) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Exercise 10.2's finger: :func:`finger` with ``armature`` and the servo's kv = FINGER_KV."""
+    return finger(armature, kv=FINGER_KV)
 
 
 def with_units(name: str, *, gravity: float, density: float, damping: float,
@@ -158,31 +201,44 @@ def _servo_limit() -> float:
     return stability_limit(*exercise_servo())
 
 
-@checker("10.1", "The largest stable timestep of a damped servo under Euler", points=2,
+def _euler_limit(zeta_explicit: float, zeta_implicit: float, omega: float) -> float:
+    """The Euler limit h (s) of one linear mode with explicit and implicit damping ratios: the
+    growth factor reaches -1 where (ωh)² + 4(ζe - ζi)(ωh) - 4 = 0 (the typical mistakes below)."""
+    z = zeta_explicit - zeta_implicit
+    return 2 * (math.sqrt(z**2 + 1) - z) / omega
+
+
+@checker("10.1", "The largest stable timestep of a servo with two kinds of damping, under Euler", points=2,
          answers={"servo_timestep": number(0, 1, low_open=True, high_open=True, unit=" s",
                                            why="a timestep is positive, and this servo (period 0.13 s) "
                                                "diverges long before 1 s")})
 def _servo_timestep(ex: Exercise) -> None:
     h = ex.value("servo_timestep")
     model, data = exercise_servo()
-    omega, zeta = math.sqrt(EX_KP), EX_KV / (2 * math.sqrt(EX_KP))   # the ball weighs 1 kg
-    mistakes = {2 / omega: "that is the limit of an undamped oscillator; under Euler the servo's kv "
-                "is integrated explicitly and lowers it",
-                (2 * zeta + 2 * math.sqrt(zeta**2 + 1)) / omega: "that is implicitfast's limit, where kv is "
-                "integrated implicitly; Euler does that only for joint damping",
-                2 * (math.sqrt(2) - 1) / omega: "that is the limit at damping ratio 1; this servo's ratio "
-                "is kv / (2√(kp·m))"}
+    omega = math.sqrt(EX_KP)                                          # the ball weighs 1 kg
+    kv_ratio, joint_ratio = EX_KV / (2 * omega), EX_DAMPING / (2 * omega)
+    mistakes = {
+        2 / omega: "that is the limit of an undamped oscillator; damping changes it",
+        _euler_limit(kv_ratio + joint_ratio, 0, omega): "that treats the joint damping as explicit too; "
+        "Euler integrates joint damping implicitly (the eulerdamp flag)",
+        _euler_limit(0, kv_ratio + joint_ratio, omega): "that treats the servo's kv as implicit too; under "
+        "Euler only the joint's damping is",
+        _euler_limit(kv_ratio, 0, omega): "that leaves out the joint damping, which Euler integrates "
+        "implicitly and which raises the limit",
+        _euler_limit(joint_ratio, kv_ratio, omega): "that swaps the two: the servo's kv is the explicit one",
+    }
     why = next((text for value, text in mistakes.items() if math.isclose(h, value, rel_tol=1e-3)), "")
     # one requirement, both sides: any tiny step is stable, and only the limit is both
     stable = not diverges(model, data, h)
     close = h >= 0.95 * _servo_limit()
     if not stable:
         failure = f"it diverges at {fmt(h, unit='s')}" + (f": {why}" if why else "")
-        hint = ("write one Euler step of x'' = -ω²x - 2ζω x' with the velocity updated first, "
-                "and ask when its growth factor reaches -1")
+        hint = ("write one Euler step of the ball: the joint damping c sits with the mass, "
+                "(m + h·c)·v' = m·v - h·(kp·x + kv·v), then x' = x + h·v'; find where the growth "
+                "factor reaches -1, and check it with stability_limit(*exercise_servo())")
     else:
         failure = f"{fmt(h, unit='s')} is stable but more than 5 % too cautious" + (f": {why}" if why else "")
-        hint = "the limit solves (ωh)² + 4ζ(ωh) - 4 = 0"
+        hint = "which of the two dampings does Euler treat explicitly? Measure with stability_limit"
     ex.require(stable and close, "the servo stays bounded at this timestep under Euler, within 5 % of the "
                "largest stable one", failure=failure, hint=hint)
 
@@ -192,24 +248,31 @@ def _servo_timestep(ex: Exercise) -> None:
 MAX_ARMATURE = 1e-3   # kg·m²: over 5000 times the 2 cm finger's own inertia about its hinge
 
 
-@checker("10.2", "Armature that tames the finger", points=2,
+@checker("10.2", "Armature that tames a damped finger", points=2,
          answers={"finger_armature": number(0, MAX_ARMATURE, unit=" kg·m²",
                                             why="armature adds inertia to the hinge; it cannot remove any, "
                                                 "and 1e-3 kg·m² is thousands of times the finger's own")})
 def _armature(ex: Exercise) -> None:
     armature = ex.value("finger_armature")
-    bare, _ = finger()
-    kp, inertia = bare.actuator_gainprm[0, 0], bare.dof_M0[0]
-    why = {kp * FINGER_TIMESTEP**2 / 4: "that is the inertia the hinge needs in all; the finger already "
-           "brings some of its own (dof_M0)"}
+    bare, _ = exercise_finger()
+    kp, inertia, h = bare.actuator_gainprm[0, 0], bare.dof_M0[0], FINGER_TIMESTEP
+    undamped, needed = kp * h**2 / 4, (kp * h**2 + 2 * FINGER_KV * h) / 4    # total inertia at the limit
+    why = {undamped - inertia: "that is the least armature of an undamped servo; this one's kv is "
+                               "integrated explicitly under Euler and lowers the limit",
+           undamped: "that is the inertia an undamped servo needs in all, and the finger already brings "
+                     "some of its own (dof_M0)",
+           needed: "that is the inertia the hinge needs in all; the finger already brings some of its own "
+                   "(dof_M0)"}
     note = next((f": {text}" for value, text in why.items()
                  if math.isclose(armature, value, rel_tol=1e-3)), "")
     # one requirement, both sides: any huge armature is stable, and only the least one is both
-    stable = not diverges(*finger(armature), FINGER_TIMESTEP)
-    least = stable and diverges(*finger(armature / ARMATURE_SLACK), FINGER_TIMESTEP)
+    stable = not diverges(*exercise_finger(armature), h)
+    least = stable and diverges(*exercise_finger(armature / ARMATURE_SLACK), h)
     if not stable:
-        failure = f"with {fmt(armature, unit='kg·m²')} it still diverges"
-        hint = "the servo is a spring of kp on the hinge's inertia I + armature: keep ω·h below 2"
+        failure = f"with {fmt(armature, unit='kg·m²')} it still diverges{note}"
+        hint = ("the servo is a spring kp and an actuator damper kv on the hinge's inertia I + armature; "
+                "armature changes both ω and the damping ratio. Which of Euler's limits applies to an "
+                "actuator's kv?")
     else:
         failure = (f"{fmt(armature, unit='kg·m²')} works, but so does {fmt(1 / ARMATURE_SLACK)}× as much"
                    f"{note}")

@@ -24,7 +24,8 @@ Nothing here integrates anything: no force is ever applied, so a kinematic hand 
 feels no grasp force and can hold nothing.  Contacts only report geometry (``contact.dist``).
 
 Cost.  One pose evaluation writes ``qpos`` and calls ``mj_kinematics`` + ``mj_collision``:
-that is all that ``contact.dist`` needs (body and geom poses, then the collision pipeline).
+for rigid bodies that is all that ``contact.dist`` needs (body and geom poses, then the
+collision pipeline; a flex needs ``mj_flex`` too, which ``evaluate="fwdposition"`` runs).
 ``mj_fwdPosition`` also builds the inertia matrix and the constraints, and ``mj_forward`` runs
 the whole pipeline including the constraint solver; on the chapter-08 hand, at contact, they
 cost about 1.2× and 2× as much per evaluation (collision itself dominates the cheap pair).

@@ -34,7 +34,8 @@ class StepReport:
         ``"projected"`` (it did; joints were cut back by bisection, starting from the previous
         pose, to a pose that does not), ``"fallback"`` (the previous pose penetrated too, so the
         projection started from the last safe pose), ``"stuck"`` (no safe pose is known in the
-        current world; the less penetrating of the previous pose and the slewed one was kept).
+        current world; the slewed pose was kept if it penetrates strictly less than the previous
+        one, else the previous one).
     penetration: worst penetration (m) of the pose left in ``data``.
     evaluations: trial poses written and collided in this step (the final write included).
     limited: active joints that were held back from their slewed value, in the order processed.
@@ -69,11 +70,14 @@ class Driver:
     geoms: ids or names of geoms whose contacts count (default: the geoms the driven joints
         move, so e.g. an object resting on a table does not count).
     evaluate: MuJoCo calls used to collide a trial pose: ``"collision"`` (mj_kinematics +
-        mj_collision, the cheapest), ``"fwdposition"`` or ``"forward"``.
+        mj_collision, the cheapest; right for rigid bodies, while a flex in the scene needs
+        ``mj_flex`` first, so use ``"fwdposition"`` there), ``"fwdposition"`` or ``"forward"``.
     final_forward: after each step run mj_forward on the written pose, so that everything in
         ``data`` matches it (sensors, actuator and constraint forces — forces nothing will ever
-        apply); the default leaves mj_kinematics + mj_collision results: poses and contacts,
-        enough to render and to read ``contact.dist``, and no constraint force at all.
+        apply); the default leaves mj_kinematics + mj_collision results: body, geom and site
+        poses and the contacts, enough to read ``contact.dist`` and to render from a camera fixed
+        in the world (cameras and lights on moving bodies are placed by mj_camlight, which only
+        mj_forward runs), and no constraint force at all.
     dt: step duration (s) for the slew limit (default ``model.opt.timestep``).
 
     The current pose in ``data`` is taken as the initial goal, applied and (if safe) last safe
@@ -289,9 +293,11 @@ class Driver:
            where it was going and keeps the furthest safe value (its followers move with it in
            every trial).  Every accepted trial was safe, so the result is safe;
         4. if no safe starting pose exists (something moved into the hand: a free object, a
-           mocap body, an edited model), no projection can help: the driver keeps whichever of
-           the previous pose and the candidate penetrates less (``"stuck"``), so a command that
-           backs out of the overlap still moves the hand.
+           mocap body, an edited model; or the driver started on an overlap and never saw a
+           safe pose), no projection can help: the driver keeps the candidate if it penetrates
+           strictly less than the previous pose, else the previous pose (``"stuck"``), so a
+           command that backs out of the overlap still moves the hand.  An overlap that the
+           commanded motion does not change therefore freezes every joint.
 
         Example: ``driver.step().status`` → ``"free"`` while nothing is touched.
         """
