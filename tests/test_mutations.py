@@ -52,7 +52,8 @@ MUTATIONS = [
      '<body name="rod" pos="0.02 0 0.125">', "the rod no longer rests 3 mm into its post"),
     ("09_capstone", "capstone_gripper.xml", 'kp="50" kv="20"', 'kp="500" kv="20"',
      "a stiff lift servo no longer sags as the chapter computes"),
-    ("06_contacts_filtering", "contact_ball.xml", 'mass="1" friction', 'mass="1" shellinertia="true" friction',
+    ("06_contacts_filtering", "contact_ball.xml", 'mass="1" friction',
+     'mass="1" shellinertia="true" friction',
      "a hollow ball's I = 2/3·m·r² slows the torsional and rolling braking the chapter predicts"),
 ]
 
