@@ -75,7 +75,7 @@ STARTING = {
     # 9.2: the starting grip per pad; the largest one allowed; Coulomb's m(g + 6h/T²)/(2μ), §4's elliptic rig
     "9.2": [{"grip_min": 5.0}, {"grip_min": 100}, {"grip_min": 0.2 * (9.81 + 0.72) / (2 * 0.5)}],
     # 10.1: the model's own step, and the table's kv-only Euler limit 2(√(ζ²+1) - ζ)/ω with ζ = 0.5
-    "10.1": [{"servo_timestep": 0.002}, {"servo_timestep": 1e-6}, {"servo_timestep": 0.0247214}],
+    "10.1": [{"servo_timestep": 0.002}, {"servo_timestep": 1e-6}, {"servo_timestep": 0.0206011}],
     # 10.2: the finger as it is, the largest armature, and section 2's undamped kp·h²/4 - dof_M0
     "10.2": [{"finger_armature": 0}, {"finger_armature": 1e-3}, {"finger_armature": 2.2250667e-7}],
     "10.3": [{"cgs_gravity": 9.81, "cgs_density": 1000, "cgs_damping": 0.05, "cgs_width": 0.001},   # SI's

@@ -208,8 +208,8 @@ def test_4_2_the_joint_range_in_radians_forgets_the_gear():
 @pytest.mark.parametrize("actrange", [(0, 0), (1, 1), (1, 0), (-0.01, 0.01), (-0.3, 0.3), (-1.2, 1.2)])
 def test_4_2_a_servo_that_cannot_move_or_has_no_clamp_earns_nothing(actrange):
     # (0, 0) and (1, 1) are no clamp at all (the runaway servo); (-0.01, 0.01) a clamp too narrow to
-    # move: each met one of the one-sided requirements (1 point of 3); (-1.2, 1.2) lets the target
-    # pass the limit by 0.08 rad, which the hinge needs 1.75 s to travel back
+    # move: each meets one of the two one-sided requirements alone; (-1.2, 1.2) lets the target
+    # pass the limit by 0.08 rad
     graded = grade("4.2", actrange=actrange)
     assert graded.score == 0, graded.text()
 
@@ -614,6 +614,17 @@ def test_5_4_the_single_hinge_inertia_dmax_and_a_swinging_arm():
     assert swinging.score == 0 and "it has not settled" in swinging.text()
     other_split = grade("5.4", limit_solref=(timeconst / 2, 2.0))   # only timeconst·dampratio sets K
     assert other_split.score == 2, other_split.text()
+
+
+def test_5_4_the_direct_format_is_refused():
+    # the direct format (−dmax²·K, −dmax·B) of the reference's stiffness and damping rests 0.05 rad past
+    # the limit too (it is the same row), but the exercise asks for a positive (timeconst, dampratio)
+    timeconst, dampratio = _limit_solref()
+    direct = (-1 / (timeconst * dampratio) ** 2, -2 / timeconst)      # dmax²·K = 1/(τζ)², dmax·B = 2/τ
+    assert np.all(np.abs(ch05._stop(direct) - 0.05) <= 0.05 * 0.05)
+    graded = grade("5.4", limit_solref=direct)
+    assert graded.score == 0, graded.text()
+    assert not passed(graded)["`limit_solref` uses the positive (timeconst, dampratio) format"]
 
 
 def test_6_1_default_masks_collide_everything():

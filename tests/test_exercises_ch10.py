@@ -9,6 +9,7 @@ The reference answers are derived here from the physics, never read from a noteb
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import mujoco
 import pytest
@@ -20,6 +21,7 @@ H = 0.002                                          # s: the finger's timestep (E
 OMEGA = math.sqrt(ch10.EX_KP / 1.0)                 # rad/s: Exercise 10.1's servo on the 1 kg ball
 ZETA_KV = ch10.EX_KV / (2 * math.sqrt(ch10.EX_KP * 1.0))         # the servo's kv: explicit under Euler
 ZETA_JOINT = ch10.EX_DAMPING / (2 * math.sqrt(ch10.EX_KP * 1.0))  # the joint's damping: implicit
+ZETA_TENDON = ch10.EX_TENDON_DAMPING / (2 * math.sqrt(ch10.EX_KP * 1.0))  # the tendon's: explicit
 
 
 def euler_limit(explicit, implicit):
@@ -29,7 +31,7 @@ def euler_limit(explicit, implicit):
     return 2 * (math.sqrt(z**2 + 1) - z) / OMEGA
 
 
-LIMIT_10_1 = euler_limit(ZETA_KV, ZETA_JOINT)
+LIMIT_10_1 = euler_limit(ZETA_KV + ZETA_TENDON, ZETA_JOINT)
 
 
 def grade(number, **namespace):
@@ -53,7 +55,7 @@ KV_FINGER = 4e-4                                   # N·m·s/rad: Exercise 10.2'
 LEAST_ARMATURE = (KP_FINGER * H**2 + 2 * KV_FINGER * H) / 4 - finger_inertia()
 
 REFERENCE = {
-    "10.1": {"servo_timestep": 0.99 * LIMIT_10_1},          # kv explicit, joint damping implicit (Euler)
+    "10.1": {"servo_timestep": 0.99 * LIMIT_10_1},     # kv, tendon explicit, joint implicit (Euler)
     "10.2": {"finger_armature": 1.1 * LEAST_ARMATURE},
     "10.3": {"cgs_gravity": 9.81 * 100, "cgs_density": 1000 * 1000 / 100**3,
              "cgs_damping": 0.05 * 1000 * 100**2, "cgs_width": 0.001 * 100},
@@ -82,11 +84,21 @@ def test_chapter_registers_three_exercises_in_order():
 
 # -- Exercise 10.1: the largest stable Euler timestep of a servo with two kinds of damping -----------
 
-def test_the_exercise_servo_has_both_dampings():
+def test_the_exercise_servo_has_all_three_dampings():
     model, _ = ch10.exercise_servo()
     assert model.actuator_gainprm[0, 0] == ch10.EX_KP
     assert list(model.actuator_biasprm[0, 1:3]) == [-ch10.EX_KP, -ch10.EX_KV]
     assert model.dof_damping[0] == ch10.EX_DAMPING and model.body("ball").mass[0] == 1.0
+    assert model.tendon_damping[0] == ch10.EX_TENDON_DAMPING and model.actuator_trntype[0] == 0
+
+
+def test_the_exercise_text_hands_over_the_servo_numbers():
+    import nbformat
+    cells = nbformat.read(Path(__file__).parents[1] / "course/10_stability_scale.ipynb", 4).cells
+    text = next(c.source for c in cells if c.source.startswith("### Exercise 10.1"))
+    assert "exercise_servo" not in text and "stability_limit" not in text   # nothing to call blindly
+    for number in (ch10.EX_KP, ch10.EX_KV, ch10.EX_DAMPING, ch10.EX_TENDON_DAMPING):
+        assert f"{number:g} N" in text
 
 
 def test_servo_builds_each_kind_of_damping_and_a_tendon_transmission():
@@ -107,9 +119,12 @@ def test_the_mixed_limit_is_what_the_grader_measures():
 
 
 @pytest.mark.parametrize(("answer", "says"), [
-    (2 / OMEGA, "undamped oscillator"),                                 # ignores both dampings
-    (euler_limit(0, ZETA_KV + ZETA_JOINT), "kv as implicit"),           # both implicit
-    (euler_limit(ZETA_JOINT, ZETA_KV), "swaps the two"),                # the wrong one explicit
+    (2 / OMEGA, "undamped oscillator"),                                      # ignores the dampings
+    (euler_limit(0, ZETA_KV + ZETA_TENDON + ZETA_JOINT), "all three as implicit"),
+    (euler_limit(ZETA_KV, ZETA_TENDON + ZETA_JOINT), "tendon's damping as implicit"),
+    (euler_limit(ZETA_KV, ZETA_JOINT), "leaves out the tendon"),
+    (euler_limit(ZETA_KV, 0), "kv row alone"),                               # the table's row
+    (euler_limit(ZETA_JOINT + ZETA_TENDON, ZETA_KV), "swaps them"),          # the wrong one implicit
 ])
 def test_servo_timesteps_that_diverge_are_explained(answer, says):
     graded = grade("10.1", servo_timestep=answer)
@@ -118,8 +133,8 @@ def test_servo_timesteps_that_diverge_are_explained(answer, says):
 
 
 @pytest.mark.parametrize(("answer", "says"), [
-    (euler_limit(ZETA_KV + ZETA_JOINT, 0), "joint damping as explicit"),   # both explicit
-    (euler_limit(ZETA_KV, 0), "leaves out the joint damping"),             # the table's kv row alone
+    (euler_limit(ZETA_KV + ZETA_TENDON + ZETA_JOINT, 0), "joint damping as explicit"),  # all explicit
+    (euler_limit(ZETA_KV + ZETA_TENDON, 0), "leaves out the joint damping"),
 ])
 def test_servo_timesteps_that_are_too_cautious_are_explained(answer, says):
     graded = grade("10.1", servo_timestep=answer)

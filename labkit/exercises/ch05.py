@@ -291,6 +291,9 @@ def _stop_mistakes() -> dict[str, float]:
 def _soft_stop(ex: Exercise) -> None:
     # at rest: every sample of the last 0.5 s in the band, so a swing that passes through it does not count
     solref = tuple(ex.value("limit_solref"))
+    ex.precondition(solref[0] > 0 and solref[1] > 0,
+                    "`limit_solref` uses the positive (timeconst, dampratio) format",
+                    failure=f"got {fmt(solref)}", hint="both numbers positive")
     beyond = _stop(solref)
     if not np.all(np.isfinite(beyond)):
         failure = "the simulation does not stay finite"
@@ -300,8 +303,7 @@ def _soft_stop(ex: Exercise) -> None:
         failure = (f"it has not settled: in the last 0.5 s it moves between {fmt(beyond.min())} and "
                    f"{fmt(beyond.max())} rad past it")
     wrong = _stop_mistakes()
-    # K depends on timeconst·dampratio only
-    timeconst = solref[0] * solref[1] if solref[0] > 0 and solref[1] > 0 else float("nan")
+    timeconst = solref[0] * solref[1]                  # K depends on timeconst·dampratio only
     if abs(timeconst / wrong["M[0, 0]"] - 1) < 0.01:
         failure += ("; your timeconst treats the shoulder's inverse inertia as 1/M[0, 0], as if the forearm "
                     "were welded on")

@@ -276,7 +276,7 @@ def _exit_speed(ex: Exercise) -> None:
                     hint="which geom's friction does the contact take (section 5)? A part holds "
                          "when that friction is at least tan θ")
     ex.require(abs(speed - CHUTE_SPEED) <= 0.05 * CHUTE_SPEED,
-               "it leaves the chute, 0.3 m down, at 1.0 m/s (±5 %)",
+               "it leaves the chute, after sliding 0.3 m along it, at 1.0 m/s (±5 %)",
                failure=f"it passes 0.3 m at {fmt(speed, unit='m/s')}",
                hint="while it slides the acceleration is constant, g·(sin θ − μ·cos θ), with μ the "
                     "contact's friction; from rest, speed² = 2·acceleration·distance")

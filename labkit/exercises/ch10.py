@@ -32,9 +32,9 @@ from .core import Exercise, checker
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["EX_DAMPING", "EX_KP", "EX_KV", "FINGER_KV", "GROWTH", "MM", "NSTEP", "SI", "arm_motion",
-           "diverges", "exercise_finger", "exercise_servo", "finger", "servo", "stability_limit",
-           "with_units"]
+__all__ = ["EX_DAMPING", "EX_KP", "EX_KV", "EX_TENDON_DAMPING", "FINGER_KV", "GROWTH", "MM", "NSTEP", "SI",
+           "arm_motion", "diverges", "exercise_finger", "exercise_servo", "finger", "servo",
+           "stability_limit", "with_units"]
 
 NSTEP = 10_000
 """Steps a run lasts before :func:`diverges` judges it."""
@@ -42,11 +42,12 @@ NSTEP = 10_000
 GROWTH = 1e3
 """How far (times the starting offset) a stable run may wander before it counts as diverged."""
 
-EX_KP, EX_KV, EX_DAMPING = 2500.0, 50.0, 30.0
-"""Exercise 10.1's servo on the 1 kg ball: omega = sqrt(kp/m) = 50 rad/s; the actuator's kv gives
-the damping ratio kv / (2 sqrt(kp m)) = 0.5, the joint's damping (N·s/m) another 0.3.  Under
-Euler the first is integrated explicitly and the second implicitly: no row of the chapter's
-table covers the mix."""
+EX_KP, EX_KV, EX_DAMPING, EX_TENDON_DAMPING = 3600.0, 60.0, 24.0, 48.0
+"""Exercise 10.1's servo on the 1 kg ball: omega = sqrt(kp/m) = 60 rad/s; the actuator's kv gives
+the damping ratio kv / (2 sqrt(kp m)) = 0.5, the joint's damping (N·s/m) 0.2, the damping of a
+fixed tendon that follows the joint 0.4.  Under Euler the kv and the tendon's damping are
+integrated explicitly, the joint's implicitly: no row of the chapter's table covers the mix, and
+the exercise's text, not a builder, hands the learner these numbers."""
 
 FINGER_KV = 4e-4         # N·m·s/rad: Exercise 10.2's finger servo has this velocity gain
 FINGER_TIMESTEP = 0.002  # s: Exercise 10.2's finger must run at the default step
@@ -140,8 +141,9 @@ def servo(kp: float = 1e4, kv: float = 200.0, *, joint_damping: float = 0.0,
 
 
 def exercise_servo() -> tuple[mujoco.MjModel, mujoco.MjData]:
-    """Exercise 10.1's servo: kp = 2500 N/m, kv = 50 N·s/m, and 30 N·s/m of joint damping."""
-    return servo(EX_KP, EX_KV, joint_damping=EX_DAMPING)
+    """Exercise 10.1's servo: kp = 3600 N/m, kv = 60 N·s/m, 24 N·s/m of joint damping and 48 N·s/m
+    on a fixed tendon of the joint."""
+    return servo(EX_KP, EX_KV, joint_damping=EX_DAMPING, tendon_damping=EX_TENDON_DAMPING)
 
 
 def finger(armature: float = 0.0, scale: float = 1.0, *, kv: float = 0.0,
@@ -208,24 +210,29 @@ def _euler_limit(zeta_explicit: float, zeta_implicit: float, omega: float) -> fl
     return 2 * (math.sqrt(z**2 + 1) - z) / omega
 
 
-@checker("10.1", "The largest stable timestep of a servo with two kinds of damping, under Euler", points=2,
-         answers={"servo_timestep": number(0, 1, low_open=True, high_open=True, unit=" s",
-                                           why="a timestep is positive, and this servo (period 0.13 s) "
-                                               "diverges long before 1 s")})
+@checker("10.1", "The largest stable timestep of a servo with three kinds of damping, under Euler",
+         points=2, answers={"servo_timestep": number(0, 1, low_open=True, high_open=True, unit=" s",
+                                                     why="a timestep is positive, and this servo (period "
+                                                         "0.1 s) diverges long before 1 s")})
 def _servo_timestep(ex: Exercise) -> None:
     h = ex.value("servo_timestep")
     model, data = exercise_servo()
     omega = math.sqrt(EX_KP)                                          # the ball weighs 1 kg
-    kv_ratio, joint_ratio = EX_KV / (2 * omega), EX_DAMPING / (2 * omega)
+    kv, joint, tendon = (c / (2 * omega) for c in (EX_KV, EX_DAMPING, EX_TENDON_DAMPING))
     mistakes = {
         2 / omega: "that is the limit of an undamped oscillator; damping changes it",
-        _euler_limit(kv_ratio + joint_ratio, 0, omega): "that treats the joint damping as explicit too; "
+        _euler_limit(kv + tendon + joint, 0, omega): "that treats the joint damping as explicit too; "
         "Euler integrates joint damping implicitly (the eulerdamp flag)",
-        _euler_limit(0, kv_ratio + joint_ratio, omega): "that treats the servo's kv as implicit too; under "
+        _euler_limit(0, kv + tendon + joint, omega): "that treats all three as implicit; under Euler "
+        "only the joint's damping is",
+        _euler_limit(kv, tendon + joint, omega): "that treats the tendon's damping as implicit; under "
         "Euler only the joint's damping is",
-        _euler_limit(kv_ratio, 0, omega): "that leaves out the joint damping, which Euler integrates "
-        "implicitly and which raises the limit",
-        _euler_limit(joint_ratio, kv_ratio, omega): "that swaps the two: the servo's kv is the explicit one",
+        _euler_limit(kv + tendon, 0, omega): "that leaves out the joint damping, which Euler "
+        "integrates implicitly and which raises the limit",
+        _euler_limit(kv, joint, omega): "that leaves out the tendon's damping, which Euler "
+        "integrates explicitly and which lowers the limit",
+        _euler_limit(kv, 0, omega): "that is the table's kv row alone; the servo has two more dampings",
+        _euler_limit(joint + tendon, kv, omega): "that swaps them: the servo's kv is explicit",
     }
     why = next((text for value, text in mistakes.items() if math.isclose(h, value, rel_tol=1e-3)), "")
     # one requirement, both sides: any tiny step is stable, and only the limit is both
@@ -234,11 +241,11 @@ def _servo_timestep(ex: Exercise) -> None:
     if not stable:
         failure = f"it diverges at {fmt(h, unit='s')}" + (f": {why}" if why else "")
         hint = ("write one Euler step of the ball: the joint damping c sits with the mass, "
-                "(m + h·c)·v' = m·v - h·(kp·x + kv·v), then x' = x + h·v'; find where the growth "
-                "factor reaches -1, and check it with stability_limit(*exercise_servo())")
+                "(m + h·c)·v' = m·v - h·(kp·x + (kv + tendon damping)·v), then x' = x + h·v'; find "
+                "where the growth factor reaches -1")
     else:
         failure = f"{fmt(h, unit='s')} is stable but more than 5 % too cautious" + (f": {why}" if why else "")
-        hint = "which of the two dampings does Euler treat explicitly? Measure with stability_limit"
+        hint = "which of the three dampings does Euler treat implicitly? Section 1's table says"
     ex.require(stable and close, "the servo stays bounded at this timestep under Euler, within 5 % of the "
                "largest stable one", failure=failure, hint=hint)
 
