@@ -32,11 +32,14 @@ The names a chapter uses (the code behind each is one hop away, in the module na
 ``trace``, ``explain``                   actuation: the force chain of an actuator
 ``interactive``                          widgets: sliders that redraw a figure, stored with a
                                          picture of it for readers without a kernel
+``audit``                                auditing: the course's lessons applied to any model
+                                         (``labkit audit MODEL`` on the command line)
 ======================================  =====================================================
 
 Every exception and warning is defined in labkit/errors.py.  Topic modules are used by
 their name: ``labkit.solver`` (solref/solimp, the impedance figures), ``labkit.contact``
-(filtering, contact tables), ``labkit.kinematic`` (kinematic drive), ``labkit.grasp``
+(filtering, contact tables), ``labkit.corpus`` (real robot models from two PyPI wheels),
+``labkit.kinematic`` (kinematic drive), ``labkit.grasp``
 (grasp trials), ``labkit.sim`` (the simulation loop), ``labkit.actuation`` (the force
 chain in full, a servo's step response) and ``labkit.exercises`` (answers and their
 checkers).  The instructor's
@@ -66,12 +69,14 @@ __version__ = "0.2.0"
 
 # Topic modules a chapter uses by name are imported on first use: ``import labkit`` then
 # costs no more than the names above (measured by scripts/benchmark.py).
-_TOPICS = frozenset({"contact", "grasp", "kinematic", "solver"})
+_TOPICS = frozenset({"auditing", "contact", "corpus", "grasp", "kinematic", "solver"})
 
 
 def __getattr__(name: str) -> object:
     if name in _TOPICS:
         return importlib.import_module(f"labkit.{name}")
+    if name == "audit":  # the function; its module is labkit.auditing
+        return importlib.import_module("labkit.auditing").audit
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")
 
 __all__ = [
@@ -87,6 +92,7 @@ __all__ = [
     "above",
     "activation",
     "actuation",
+    "audit",
     "axes",
     "below",
     "between",
@@ -94,6 +100,7 @@ __all__ = [
     "compile_error",
     "contact",
     "control_callback",
+    "corpus",
     "exercise",
     "exercises",
     "explain",

@@ -1,10 +1,11 @@
-"""The ``labkit`` command: ``doctor``, ``claims``, ``execute``, ``student``, ``grade``, ``gradescope``,
-``drift``."""
+"""The ``labkit`` command: ``doctor``, ``audit``, ``claims``, ``execute``, ``student``, ``grade``,
+``gradescope``, ``drift``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections import defaultdict
@@ -26,6 +27,36 @@ def _doctor(_: argparse.Namespace) -> int:
     verdict = "Some required checks fail: see the fixes above." if failed else "All required checks pass."
     print(f"\n{verdict}")
     return 1 if failed else 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    """Exit status 0: no finding of severity error; 1: some; 2: the model did not load."""
+    from .auditing import CHECKS, audit
+    from .errors import CorpusUnavailable, ModelError
+
+    if args.list:
+        for check_id, function in CHECKS.items():
+            print(f"{check_id:<22} {(function.__doc__ or '').strip().splitlines()[0]}")
+        return 0
+    if not args.model:
+        raise SystemExit("labkit audit: give a model (a file, a course model name, or "
+                         "corpus:NAME), or --list for the checks")
+    source: object = args.model
+    try:
+        if args.model.startswith("corpus:"):
+            from . import corpus
+
+            source = corpus.path(args.model.removeprefix("corpus:"))
+        report = audit(source, keyframe=args.key, checks=args.check or None)
+    except (ModelError, CorpusUnavailable, KeyError, ValueError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"labkit audit: {message}", file=sys.stderr)
+        return 2
+    try:
+        print(report.to_json() if args.json else report, flush=True)
+    except BrokenPipeError:  # `labkit audit ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1 if any(f.severity == "error" for f in report) else 0
 
 
 def _notebooks(paths: list[str]) -> list[Path]:
@@ -95,6 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("doctor", help="check GL, ffmpeg, versions and the Jupyter kernel"
                         ).set_defaults(run=_doctor)
+    audit = commands.add_parser("audit", help="check a model against the course's lessons "
+                                "(overlaps, clamped timeconst, degrees, servo stability, ...)")
+    audit.add_argument("model", nargs="?", help="an MJCF/URDF file, a course model name, or "
+                       "corpus:NAME (a model of labkit.corpus)")
+    audit.add_argument("--json", action="store_true", help='print {"findings": [...]} as JSON')
+    audit.add_argument("--key", help="start from this keyframe (name) instead of qpos0")
+    audit.add_argument("--check", action="append", help="run only this check (repeatable)")
+    audit.add_argument("--list", action="store_true", help="list the checks and exit")
+    audit.set_defaults(run=_audit)
     claims = commands.add_parser("claims", help="run the course with the claims log on and "
                                  "print a per-chapter summary")
     claims.add_argument("notebooks", nargs="*", help="notebooks (default: all of course/)")

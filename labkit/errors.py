@@ -6,8 +6,8 @@ from here.
 
 from __future__ import annotations
 
-__all__ = ["BaselineVersionWarning", "ClaimFailed", "DriftError", "ExerciseFailed", "GLUnavailable",
-           "ModelError", "SourceError", "TraceMismatch"]
+__all__ = ["BaselineVersionWarning", "ClaimFailed", "CorpusUnavailable", "DriftError", "ExerciseFailed",
+           "GLUnavailable", "ModelError", "SourceError", "TraceMismatch"]
 
 
 class GLUnavailable(RuntimeError):
@@ -50,3 +50,8 @@ class TraceMismatch(AssertionError):
 class DriftError(RuntimeError):
     """``labkit drift`` cannot run a MuJoCo version (pip cannot install it, or its log is
     unreadable); the message gives the reason."""
+
+
+class CorpusUnavailable(RuntimeError):
+    """The real-model corpus (labkit.corpus) is neither cached nor downloadable; the message
+    says how to get it."""

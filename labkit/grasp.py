@@ -3,7 +3,8 @@
 A gripper (a *hand* body carrying *finger* bodies) closes on an *object*, lifts it and
 holds it, following a fixed :func:`script` of three phases::
 
-    close   the close controls ramp from 0 to their targets; the object rests on its support
+    close   the close controls ramp from their open commands (default 0) to their closed ones;
+            the object rests on its support
     lift    the lift controls ramp smoothly (3s² - 2s³) from their close values to theirs
     hold    every control stays where the lift left it
 
@@ -234,6 +235,51 @@ class GraspReport:
         return self.text()
 
 
+def _commands(model: mujoco.MjModel, which: str, commands: Mapping[str, float]) -> dict[int, float]:
+    """Actuator id → command for ``commands`` (actuator name → ctrl); a name the model lacks
+    raises KeyError listing its actuators; a command that is not a finite number, or lies
+    outside a limited actuator's ctrlrange (MuJoCo would clamp it silently), raises
+    ValueError naming the actuator and the range."""
+    __tracebackhide__ = True
+    out = {}
+    for name, value in commands.items():
+        a = element_id(model, "actuator", name)
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+            raise ValueError(f"the {which} command of actuator {name!r} must be a number, got "
+                             f"{value!r}")
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"the {which} command of actuator {name!r} must be finite, got "
+                             f"{value!r}")
+        low, high = model.actuator_ctrlrange[a]
+        if model.actuator_ctrllimited[a] and not low <= number <= high:
+            raise ValueError(f"the {which} command {number:g} of actuator {name!r} lies outside "
+                             f"its ctrlrange [{low:g}, {high:g}]: MuJoCo would clamp it to "
+                             f"{min(max(number, low), high):g}")
+        out[a] = number
+    return out
+
+
+def _open_commands(model: mujoco.MjModel, open: float | Mapping[str, float] | None,
+                   close: Mapping[str, float]) -> dict[int, float]:
+    """The open (start) command of each close actuator: 0 where ``open`` is None (as before
+    there was an ``open``), ``open`` for every one where it is a number, else per actuator
+    (each must be one of ``close``'s; the others start at 0)."""
+    __tracebackhide__ = True
+    if open is None:
+        return {}
+    if isinstance(open, Mapping):
+        for name in open:
+            element_id(model, "actuator", name)          # an unknown name: KeyError, listing
+        stray = [name for name in open if name not in close]
+        if stray:
+            raise ValueError(f"open names actuator {stray[0]!r}, which close does not: open gives "
+                             "the command each closing actuator starts from (close: "
+                             f"{', '.join(close) or 'empty'})")
+        return _commands(model, "open", open)
+    return _commands(model, "open", dict.fromkeys(close, open))
+
+
 def script(
     model: mujoco.MjModel,
     *,
@@ -242,18 +288,30 @@ def script(
     durations: tuple[float, float, float] = (0.5, 1.5, 2.0),
     close_ramp: float = 0.0,
     lift_ramp: float | None = None,
+    open: float | Mapping[str, float] | None = None,
 ) -> Callable[[mujoco.MjModel, mujoco.MjData], np.ndarray]:
     """The close → lift → hold controls as a function ``f(model, data) -> ctrl`` of
     ``data.time``, for :func:`trial` and for ``labkit.record``/``labkit.video``'s ``ctrl=``.
 
-    close: actuator name → ctrl it moves to from 0 during the close phase, over
-    ``close_ramp`` seconds (0: at once); lift: actuator name → ctrl it moves to from its
-    close value (0 if not in ``close``) in the lift phase, over ``lift_ramp`` seconds
+    close: actuator name → its closed command, the ctrl it moves to during the close phase
+    from its open command, over ``close_ramp`` seconds (0: at once); open: the open
+    commands they start from, one number for every actuator of ``close`` or a mapping
+    actuator name → command (those it leaves out start at 0); None (the default) starts
+    every one at 0, for grippers whose ctrl 0 is open.  Give ``open`` where ctrl 0 means
+    closed or where open needs a command (a position servo whose ctrl is the finger gap, a
+    motor that must pull the fingers apart).  lift: actuator name → ctrl it moves to from
+    its close value (0 if not in ``close``) in the lift phase, over ``lift_ramp`` seconds
     (default: the whole lift phase).  Ramps follow :func:`smoothstep`.  Other controls are
     0.  durations: seconds of close, lift and hold.  The function returns shape (nu,).
+    A command that is not a finite number, or lies outside a limited actuator's ctrlrange,
+    raises ValueError naming the actuator; an open command for an actuator ``close`` does
+    not name raises ValueError too.
 
-    Example: ``script(model, close={"left": 0.035}, lift={"lift": 0.12})(model, data)``.
+    Example: ``script(model, close={"left": 0.035}, lift={"lift": 0.12})(model, data)``;
+    ``script(model, close={"gap": 0.0}, open=0.04, lift={"lift": 0.1})`` for a gripper whose
+    ctrl is the finger gap.
     """
+    __tracebackhide__ = True
     t_close, t_lift, t_hold = (float(x) for x in durations)
     if min(t_close, t_lift, t_hold) <= 0:
         raise ValueError(f"the three durations must be positive, got {durations}")
@@ -261,8 +319,9 @@ def script(
     if not 0 <= close_ramp <= t_close or not 0 <= lift_ramp <= t_lift:
         raise ValueError("each ramp must fit in its phase (0 ≤ close_ramp ≤ close duration, "
                          "0 ≤ lift_ramp ≤ lift duration)")
-    closing = {element_id(model, "actuator", name): float(v) for name, v in close.items()}
-    lifting = {element_id(model, "actuator", name): float(v) for name, v in lift.items()}
+    closing = _commands(model, "closed", close)
+    lifting = _commands(model, "lift", lift)
+    start = _open_commands(model, open, close)
     nu = model.nu
 
     def ctrl(_model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
@@ -270,7 +329,8 @@ def script(
         u = np.zeros(nu)
         s = 1.0 if close_ramp == 0 else smoothstep(t / close_ramp)
         for a, target in closing.items():
-            u[a] = s * target
+            opened = start.get(a, 0.0)
+            u[a] = opened + s * (target - opened)
         if t >= t_close - 1e-9:
             s = 1.0 if lift_ramp == 0 else smoothstep((t - t_close) / lift_ramp)
             for a, target in lifting.items():
@@ -278,6 +338,23 @@ def script(
         return u
 
     return ctrl
+
+
+def _keyframe(model: mujoco.MjModel, keyframe: int | str) -> int:
+    """The index of keyframe ``keyframe`` (name or index); KeyError naming the model's keys."""
+    __tracebackhide__ = True
+    import mujoco
+
+    if isinstance(keyframe, str):
+        index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+    elif isinstance(keyframe, int | np.integer) and not isinstance(keyframe, bool):
+        index = int(keyframe) if 0 <= keyframe < model.nkey else -1
+    else:
+        raise TypeError(f"keyframe is a keyframe's name or index, got {keyframe!r}")
+    if index < 0:
+        names = [model.key(i).name or f"#{i}" for i in range(model.nkey)]
+        raise KeyError(f"the model has no keyframe {keyframe!r}; its keyframes: {names or 'none'}")
+    return index
 
 
 def trial(
@@ -292,27 +369,35 @@ def trial(
     durations: tuple[float, float, float] = (0.5, 1.5, 2.0),
     close_ramp: float = 0.0,
     lift_ramp: float | None = None,
+    open: float | Mapping[str, float] | None = None,
+    keyframe: int | str | None = None,
 ) -> GraspReport:
     """Run the close → lift → hold :func:`script` and measure it; returns a
     :class:`GraspReport`.
 
     object, hand: body names; fingers: the finger body names (their geoms' contacts with
-    the object are the finger contacts).  close, lift, durations, close_ramp, lift_ramp:
-    the script, as in :func:`script`.  ``data`` (a fresh MjData if None) is reset with
-    ``mj_resetData`` first and left at the final state.  The simulation runs
+    the object are the finger contacts).  close (the closed commands), open (the open
+    commands the close actuators start from; default 0), lift, durations, close_ramp,
+    lift_ramp: the script, as in :func:`script`.  To start a gripper open, give the command
+    that holds it open as ``open`` and, where ``qpos0`` is not open, a ``keyframe`` (name or
+    index) whose pose is.  ``data`` (a fresh MjData if None) is reset first, with
+    ``mj_resetData`` or to the keyframe (``mj_resetDataKeyframe``, then time 0, since the
+    script follows ``data.time``), and left at the final state.  The simulation runs
     round(sum(durations) / timestep) steps through :func:`labkit.sim.run`; sample k (of as
     many) is read after step k + 1, i.e. the state at time k·timestep (under RK4, the trial
     state of RK4's last stage, near time (k + 1)·timestep: see the module docstring).
 
     Example: ``trial(model, object="cube", fingers=["left", "right"], hand="hand",
-    close={"left": 0.035, "right": 0.035}, lift={"lift": 0.12}).slip`` → metres.
+    close={"left": 0.035, "right": 0.035}, lift={"lift": 0.12}).slip`` → metres; a
+    gripper whose ctrl is the finger gap: ``close={"gap": 0.0}, open=0.04``.
     """
     __tracebackhide__ = True
     gl.choose()
     import mujoco
 
     control = script(model, close=close, lift=lift, durations=durations, close_ramp=close_ramp,
-                     lift_ramp=lift_ramp)
+                     lift_ramp=lift_ramp, open=open)
+    key = None if keyframe is None else _keyframe(model, keyframe)
     t_close, t_lift, t_hold = (float(x) for x in durations)
     obj, base = element_id(model, "body", object), element_id(model, "body", hand)
     finger_ids = [element_id(model, "body", f) for f in fingers]
@@ -321,7 +406,11 @@ def trial(
     which = {b: k for k, b in enumerate(finger_ids)}
     if data is None:
         data = mujoco.MjData(model)
-    mujoco.mj_resetData(model, data)
+    if key is None:
+        mujoco.mj_resetData(model, data)
+    else:
+        mujoco.mj_resetDataKeyframe(model, data, key)
+        data.time = 0.0
 
     dt = model.opt.timestep
     n = round((t_close + t_lift + t_hold) / dt)  # one sample per step

@@ -31,8 +31,6 @@ _HINTS = (
      "inertiafromgeom> is not 'false')"),
     (r"must be positive", "a size is zero or missing: count how many numbers this geom type "
      "needs in size= (sphere 1, capsule/cylinder 2, box/ellipsoid 3)"),
-    (r"Error opening file", "the file does not exist at that path (paths inside a model are "
-     "relative to the model file's folder)"),
     (r"repeated name|name .* already", "two elements of the same kind share a name; names "
      "must be unique per kind"),
 )
@@ -77,8 +75,40 @@ def _mujoco_line(message: str) -> str:
     return " ".join(part.strip() for part in message.strip().splitlines() if part.strip())
 
 
-def _explain(message: str, text: str | None, origin: str) -> ModelError:
-    """Turn MuJoCo's compiler message into: where, the offending line, and what to do."""
+def _missing_file_hint(message: str, folder: Path, string: bool) -> str | None:
+    """What to do when MuJoCo could not open a file that a model names (an include, a mesh,
+    a texture): which file, where MuJoCo looked for it, and what that folder holds.
+
+    folder: where MuJoCo resolves relative names: the model file's folder, or the working
+    directory for an MJCF string (``string``).
+    """
+    match = re.search(r"Error opening file '([^']*)'", message)
+    if match is None:
+        return None
+    name = match.group(1)
+    looked = Path(name) if Path(name).is_absolute() else folder / name
+    if looked.is_file():
+        return f"{looked} exists but MuJoCo could not open it: check that it is readable"
+    if looked.parent.is_dir():
+        stems = [p.stem for p in looked.parent.iterdir() if p.suffix == looked.suffix]
+        close = difflib.get_close_matches(looked.stem, stems, n=3)
+        there = (f"; that folder has {' and '.join(repr(c + looked.suffix) for c in close)}"
+                 if close else "; that folder has no such file")
+    else:
+        there = f"; the folder {looked.parent} does not exist"
+    start = "the working directory" if string else "the model file's folder"
+    return (f"the file {name!r} is missing: MuJoCo looked for it at {looked}{there}. Relative "
+            f"names start from {start} ({folder}); in an included file, from that file's "
+            "folder; meshes and textures from meshdir and texturedir when set. Fix the name, "
+            "or put the file there")
+
+
+def _explain(message: str, text: str | None, origin: str, folder: Path | None = None) -> ModelError:
+    """Turn MuJoCo's compiler message into: where, the offending line, and what to do.
+
+    folder: where relative file names in the model start (the model file's folder; None:
+    the working directory, as for an MJCF string).
+    """
     match = re.search(r"(?:line |Line number=)(\d+)", message)
     where, number = "", None
     if match and text is not None:
@@ -86,7 +116,8 @@ def _explain(message: str, text: str | None, origin: str) -> ModelError:
         lines = text.splitlines()
         if 1 <= number <= len(lines):
             where = f"\n  line {number}: {lines[number - 1].strip()}"
-    hint = next((h for pattern, h in _HINTS if re.search(pattern, message)), None)
+    hint = _missing_file_hint(message, Path.cwd() if folder is None else folder, folder is None)
+    hint = hint or next((h for pattern, h in _HINTS if re.search(pattern, message)), None)
     detail = _mujoco_line(message)
     text_out = f"MuJoCo could not compile {origin}.{where}\n  MuJoCo says: {detail}"
     if hint:
@@ -150,21 +181,24 @@ def spec(source: str | os.PathLike[str]) -> mujoco.MjSpec:
     try:
         return mujoco.MjSpec.from_string(text) if path is None else mujoco.MjSpec.from_file(str(path))
     except ValueError as exc:
-        raise _explain(str(exc), text, origin) from None
+        raise _explain(str(exc), text, origin, None if path is None else path.parent) from None
 
 
 def _read(source: str | os.PathLike[str]) -> tuple[str, str, Path | None]:
     """(MJCF text, where it came from, its file or None) of an MJCF string, a path or a
-    course model name."""
+    course model name.  The file is returned absolute: MuJoCo 3.17 resolves an <include>
+    inside an included file by prefixing the folder of a *relative* model path twice
+    (``a/top.xml`` including ``sub/x.xml`` that includes ``y.xml`` opens
+    ``a/sub/a/sub/y.xml``), and an absolute path avoids that."""
     if isinstance(source, str) and source.lstrip().startswith("<"):
         return source, "the MJCF string", None
     raw = str(source)
     is_path = os.sep in raw or "/" in raw or raw.endswith((".xml", ".urdf"))
-    path = Path(raw) if is_path else model_path(raw)
+    path = Path(raw).expanduser() if is_path else model_path(raw)
     if not path.is_file():
         raise ModelError(f"No model file at {path}. Check the path (relative paths start "
-                         f"from the notebook's folder, {Path.cwd()}).")
-    return path.read_text(encoding="utf-8", errors="replace"), str(path), path
+                         f"from the current folder, {Path.cwd()}: in a notebook, the notebook's).")
+    return path.read_text(encoding="utf-8", errors="replace"), str(path), path.resolve()
 
 
 def load(
@@ -191,8 +225,10 @@ def load(
     text: str | None
     if isinstance(source, mujoco.MjSpec):
         text, origin, path = None, "the edited MjSpec", None
+        folder = Path(source.modelfiledir) if source.modelfiledir else None
     else:
         text, origin, path = _read(source)
+        folder = None if path is None else path.parent
     try:
         if isinstance(source, mujoco.MjSpec):
             model = source.compile()
@@ -201,7 +237,7 @@ def load(
         else:
             model = mujoco.MjModel.from_xml_path(str(path), assets or {})
     except ValueError as exc:
-        raise _explain(str(exc), text, origin) from None
+        raise _explain(str(exc), text, origin, folder) from None
     data = mujoco.MjData(model)
     if keyframe is not None:
         key = keyframe if isinstance(keyframe, int) else mujoco.mj_name2id(

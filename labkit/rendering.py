@@ -23,7 +23,8 @@ from .sim import Control
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["close_renderers", "show", "snapshot", "video"]
+__all__ = ["close_renderers", "default_camera", "moving_box", "show", "snapshot", "video",
+           "view_box"]
 
 _CACHE_SIZE = 4
 _renderers: OrderedDict[tuple[int, int, int], tuple[Any, Any]] = OrderedDict()
@@ -46,6 +47,28 @@ def close_renderers() -> None:
         _close(renderer)
 
 
+
+
+#: Most multisamples per pixel labkit's offscreen buffer gets (MuJoCo's default).
+MAX_SAMPLES = 4
+
+
+def _buffers(width: int, height: int, samples: int, shadowsize: int) -> tuple[int, int, int, int]:
+    """(offwidth, offheight, offsamples, shadowsize) of the GL context for frames of
+    width × height pixels, given the model's offsamples and shadowsize.
+
+    Models written for big screens ask for buffers that a small frame cannot show: dm_control's
+    fruitfly a 3840 × 2160 offscreen buffer with 24 samples and three 8192² shadow maps.
+    MuJoCo allocates and clears them in full, and draws every shadow-casting light's map each
+    frame, whatever the frame size: on a software GL (llvmpipe, two shared CPU cores) a
+    320 × 240 frame of the fruitfly took 0.85–1.3 s, and 0.15–0.55 s with these sizes (three
+    shadow maps of 1024², each still one full draw of the scene).  So: the offscreen buffer is the
+    frame; at most :data:`MAX_SAMPLES` samples; a shadow map of at most twice the frame's
+    larger side (rounded up to a power of two, at least 1024, the course models' size, so
+    their pictures do not change).
+    """
+    cap = max(1024, 1 << max(0, 2 * max(width, height) - 1).bit_length())
+    return width, height, min(int(samples), MAX_SAMPLES), min(int(shadowsize), cap)
 
 
 def _renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
@@ -73,21 +96,148 @@ def _renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer
         atexit.register(close_renderers)
     while len(_renderers) >= _CACHE_SIZE:
         _close(_renderers.popitem(last=False)[1][1])
-    # The offscreen buffer must hold the frame: widen it for the Renderer's construction
-    # only, so the learner's model is left as it was.
-    size = model.vis.global_.offwidth, model.vis.global_.offheight
-    model.vis.global_.offwidth, model.vis.global_.offheight = max(size[0], width), max(size[1], height)
+    # GL buffers sized to the frame, set for the Renderer's construction only, so the
+    # learner's model is left as it was (see _buffers).
+    quality, window = model.vis.quality, model.vis.global_
+    before = (window.offwidth, window.offheight, quality.offsamples, quality.shadowsize)
+    (window.offwidth, window.offheight, quality.offsamples,
+     quality.shadowsize) = _buffers(width, height, before[2], before[3])
     try:
         renderer = mujoco.Renderer(model, height=height, width=width)
     finally:
-        model.vis.global_.offwidth, model.vis.global_.offheight = size
+        window.offwidth, window.offheight, quality.offsamples, quality.shadowsize = before
     _renderers[key] = (weakref.ref(model), renderer)
     return renderer
 
 
+def _shown_geoms(model: mujoco.MjModel, option: Any) -> np.ndarray:
+    """Which geoms a picture with ``option`` shows, shape (ngeom,), bool: their group is on,
+    they are not fully transparent, and they are not planes or height fields (which have no
+    useful size to frame)."""
+    import mujoco
+
+    group = np.clip(np.asarray(model.geom_group, dtype=int), 0, len(option.geomgroup) - 1)
+    material = np.asarray(model.geom_matid, dtype=int)
+    alpha = np.asarray(model.geom_rgba[:, 3], dtype=float)
+    if model.nmat:
+        alpha = np.where(material >= 0, model.mat_rgba[np.maximum(material, 0), 3], alpha)
+    kind = np.asarray(model.geom_type, dtype=int)
+    solid = (kind != int(mujoco.mjtGeom.mjGEOM_PLANE)) & (kind != int(mujoco.mjtGeom.mjGEOM_HFIELD))
+    return solid & np.asarray(option.geomgroup, dtype=bool)[group] & (alpha > 0)
+
+
+def _geom_boxes(model: mujoco.MjModel, data: mujoco.MjData,
+                ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """World-frame bounding boxes of geoms ``ids`` (from ``geom_aabb`` and their poses in
+    ``data``): (lo, hi), each shape (k, 3), in m."""
+    rotation = np.asarray(data.geom_xmat[ids], dtype=float).reshape(-1, 3, 3)
+    centre = np.asarray(data.geom_xpos[ids], dtype=float) + np.einsum(
+        "kij,kj->ki", rotation, np.asarray(model.geom_aabb[ids, :3], dtype=float))
+    half = np.einsum("kij,kj->ki", np.abs(rotation),
+                     np.asarray(model.geom_aabb[ids, 3:], dtype=float))
+    return centre - half, centre + half
+
+
+def moving_box(model: mujoco.MjModel, data: mujoco.MjData,
+               option: Any = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """World-frame bounding box (lo, hi), each shape (3,), in m, of what a picture shows of
+    the model's **moving** bodies, as they are in ``data`` (its geom poses: after
+    mj_kinematics or mj_forward).  None if nothing moving is shown.
+
+    Moving bodies are those not welded to the world (``body_weldid != 0``: a joint on the
+    body or above it, or a mocap body).  Their geoms count if ``option`` (an ``MjvOption``;
+    default MuJoCo's, groups 0–2) shows their group and they are not fully transparent,
+    planes and height fields excepted; each counts with its bounding box (``geom_aabb``) in
+    the world.  A shown skin counts through the geoms of its bones' bodies, whatever their
+    group.  The floor, walls and anything else welded to the world never count.
+
+    Example: ``lo, hi = labkit.rendering.moving_box(model, data)``: the robot, not its floor.
+    """
+    import mujoco
+
+    option = mujoco.MjvOption() if option is None else option
+    moving = np.asarray(model.body_weldid, dtype=int) != 0
+    moving[0] = False
+    body = np.asarray(model.geom_bodyid, dtype=int)
+    solid = _shown_geoms(model, option)
+    shown = moving[body] & solid
+    if model.nskin and option.flags[mujoco.mjtVisFlag.mjVIS_SKIN]:
+        bones = np.zeros(model.nbody, dtype=bool)
+        skin_group = np.clip(np.asarray(model.skin_group, dtype=int), 0, len(option.skingroup) - 1)
+        for k in np.flatnonzero(np.asarray(option.skingroup, dtype=bool)[skin_group]):
+            start, count = int(model.skin_boneadr[k]), int(model.skin_bonenum[k])
+            bones[model.skin_bonebodyid[start:start + count]] = True
+        kind = np.asarray(model.geom_type, dtype=int)
+        flat = np.isin(kind, [int(mujoco.mjtGeom.mjGEOM_PLANE), int(mujoco.mjtGeom.mjGEOM_HFIELD)])
+        shown |= moving[body] & bones[body] & ~flat
+    ids = np.flatnonzero(shown)
+    if ids.size == 0:
+        return None
+    lo, hi = _geom_boxes(model, data, ids)
+    return lo.min(axis=0), hi.max(axis=0)
+
+
+def view_box(model: mujoco.MjModel, data: mujoco.MjData,
+             option: Any = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """What the default free camera frames: :func:`moving_box`, widened to the shown static
+    geoms that are no larger than it and lie within its size of it (a post that marks a
+    pendulum's pivot, a table's legs), so that floors, walls, rooms and far-away props are
+    left out.  (lo, hi), each shape (3,), in m; None if nothing moving is shown.
+
+    Example: ``labkit.rendering.view_box(*labkit.load("pendulum"))`` → the rod, bob and post.
+    """
+    import mujoco
+
+    option = mujoco.MjvOption() if option is None else option
+    box = moving_box(model, data, option)
+    if box is None:
+        return None
+    lo, hi = box
+    extent = float(np.max(hi - lo))
+    static = np.asarray(model.body_weldid, dtype=int)[model.geom_bodyid] == 0
+    ids = np.flatnonzero(static & _shown_geoms(model, option))
+    if ids.size:
+        glo, ghi = _geom_boxes(model, data, ids)
+        small = np.max(ghi - glo, axis=1) <= extent
+        gap = np.max(np.maximum(glo - hi, lo - ghi), axis=1)   # > 0: apart along some axis
+        near = small & (gap <= extent)
+        if near.any():
+            lo, hi = np.minimum(lo, glo[near].min(axis=0)), np.maximum(hi, ghi[near].max(axis=0))
+    return lo, hi
+
+
+def _frame(model: mujoco.MjModel, cam: Any, box: tuple[np.ndarray, np.ndarray] | None) -> None:
+    """Point free camera ``cam`` at ``box`` (lo, hi in m) the way mjv_defaultFreeCamera points
+    it at the model's statistics: lookat = the box's centre, distance = 1.5 × its largest side
+    (MuJoCo's 1.5 × ``stat.extent``).  Without a box (nothing moving is shown, or it has no
+    size) the camera keeps MuJoCo's default, which frames every geom and body."""
+    if box is None:
+        return
+    lo, hi = box
+    extent = float(np.max(hi - lo))
+    if not extent > 1e-6 * max(1.0, float(model.stat.extent)):
+        return
+    cam.lookat[:] = 0.5 * (lo + hi)
+    cam.distance = 1.5 * extent
+
+
+def default_camera(model: mujoco.MjModel, data: mujoco.MjData, option: Any = None) -> Any:
+    """The free camera :func:`snapshot` uses when given no camera: an ``mujoco.MjvCamera``
+    from MuJoCo's default direction, aimed at :func:`view_box` (lookat = its centre, distance
+    = 1.5 × its largest side, m), or MuJoCo's own default when nothing moving is shown.
+
+    Example: ``cam = labkit.rendering.default_camera(model, data)``; ``cam.distance`` → 3.0 (m).
+    """
+    import mujoco
+
+    option = mujoco.MjvOption() if option is None else option
+    return _camera(model, None, None, None, None, None, view_box(model, data, option))
+
+
 def _camera(model: mujoco.MjModel, camera: Any, azimuth: float | None,
             elevation: float | None, distance: float | None,
-            lookat: Sequence[float] | None) -> Any:
+            lookat: Sequence[float] | None,
+            box: tuple[np.ndarray, np.ndarray] | None = None) -> Any:
     import mujoco
 
     if camera is not None and not isinstance(camera, mujoco.MjvCamera):
@@ -101,7 +251,8 @@ def _camera(model: mujoco.MjModel, camera: Any, azimuth: float | None,
         return index
     cam = camera or mujoco.MjvCamera()
     if camera is None:
-        mujoco.mjv_defaultFreeCamera(model, cam)  # frames the model's extent and centre
+        mujoco.mjv_defaultFreeCamera(model, cam)  # MuJoCo's view direction and framing...
+        _frame(model, cam, box)                   # ...moved onto the moving bodies
     if azimuth is not None:
         cam.azimuth = azimuth
     if elevation is not None:
@@ -158,8 +309,13 @@ def snapshot(
     """Render the current state; returns an RGB image, shape (height, width, 3), uint8.
 
     camera: a model camera (name or id), an ``mujoco.MjvCamera``, or None for a free
-        camera that frames the whole model (then azimuth/elevation in degrees, distance
-        in metres and lookat may adjust it).
+        camera that frames the model's moving bodies as they are now (:func:`view_box`:
+        with the small static geoms next to them, not floors, walls or rooms; a model with
+        nothing moving is framed whole, as MuJoCo's default free camera does), from MuJoCo's default
+        direction (``visual/global`` azimuth and elevation); azimuth/elevation in degrees,
+        distance in metres and lookat may adjust it.
+    The frame is drawn through GL buffers sized to it (:func:`_buffers`), whatever larger
+    offscreen buffer, multisampling or shadow maps the model asks for.
     contacts, forces: draw contact points and contact forces; frames: True (body frames)
     or "geom", "site", "world", ...; transparent: make geoms see-through; flags: more of
     MuJoCo's visual flags by name, e.g. ``("convexhull", "inertia", "joint")``.
@@ -169,9 +325,11 @@ def snapshot(
     """
     __tracebackhide__ = True
     renderer = _renderer(model, width, height)
-    cam = _camera(model, camera, azimuth, elevation, distance, lookat)
-    renderer.update_scene(data, camera=cam,
-                          scene_option=_options(contacts, forces, frames, transparent, flags))
+    option = _options(contacts, forces, frames, transparent, flags)
+    box = view_box(model, data, option) if camera is None and (
+        distance is None or lookat is None) else None
+    cam = _camera(model, camera, azimuth, elevation, distance, lookat, box)
+    renderer.update_scene(data, camera=cam, scene_option=option)
     return renderer.render().copy()
 
 
@@ -216,6 +374,10 @@ def show(
     _emit_png(image, caption)
 
 
+_VIEW_OPTIONS = ("camera", "contacts", "forces", "frames", "transparent", "flags", "azimuth",
+                 "elevation", "distance", "lookat")
+
+
 def _ffmpeg_ready() -> None:
     import imageio_ffmpeg
     import mediapy
@@ -241,7 +403,21 @@ def video(
 
     A frame is taken before the first step and then every ``round(1 / (fps · timestep))``
     steps, and the video plays at the rate that makes it real time.  ``ctrl`` as in
-    :func:`labkit.record`; camera and flag options as in :func:`snapshot`.
+    :func:`labkit.record`; camera and flag options as in :func:`snapshot`.  The default
+    camera is fixed for the whole clip and frames the moving bodies over all of it: the
+    simulation runs first, keeping each frame's state (``mj_getState``), and the frames are
+    drawn afterwards from those states, in a scratch ``MjData`` (positions from
+    ``mj_fwdPosition``, and the rest of the forward pipeline, without ``mjcb_control``, when
+    ``forces=True``).
+
+    Cost: each frame draws the scene once, once more per shadow-casting light and once more
+    for a reflective floor, into GL buffers sized to the frame (:func:`_buffers`: a model's
+    own 4K buffer, 24 samples and 8192² shadow maps are not honoured here, so its pictures
+    can look slightly softer than at full size).  On a software GL a large mesh scene stays
+    slow: dm_control's fruitfly (270,000 mesh triangles, three shadow-casting lights, 10,000
+    steps of 0.1 ms a second) took 6.6–8.5 s for this default 1 s clip on two shared CPU
+    cores, 2 s of it physics (a bare ``mujoco.Renderer`` loop with the model's own buffers:
+    19–24 s); pass a lower ``fps`` for such scenes.
 
     Returns the frames, shape (N, height, width, 3), uint8; shows them inline unless
     ``inline=False``.  ``data`` is left at the final state.
@@ -249,14 +425,63 @@ def video(
     Example: ``labkit.video(model, data, duration=2.0, title="two seconds of swing")``.
     """
     __tracebackhide__ = True
+    import mujoco
+
+    unknown = set(options) - set(_VIEW_OPTIONS)
+    if unknown:
+        raise TypeError(f"video() got unexpected options {sorted(unknown)}; it takes snapshot()'s: "
+                        f"{', '.join(_VIEW_OPTIONS)}")
     every = max(1, round(1.0 / (fps * model.opt.timestep)))
-    frames: list[np.ndarray] = []
-    sim.run(model, data, duration=duration, nstep=nstep, ctrl=ctrl, every=every,
-            sample=lambda _: frames.append(snapshot(model, data, width=width, height=height, **options)))
-    clip = np.stack(frames)
+    kind = mujoco.mjtState.mjSTATE_INTEGRATION
+    size = mujoco.mj_stateSize(model, kind)
+    option = _options(options.get("contacts", False), options.get("forces", False),
+                      options.get("frames", False), options.get("transparent", False),
+                      options.get("flags", ()))
+    framing = options.get("camera") is None and (
+        options.get("distance") is None or options.get("lookat") is None)
+    states: list[np.ndarray] = []
+    boxes: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def keep(_: int) -> None:
+        state = np.empty(size)
+        mujoco.mj_getState(model, data, state, kind)
+        states.append(state)
+        box = view_box(model, data, option) if framing else None  # poses of the last step
+        if box is not None:
+            boxes.append(box)
+
+    sim.run(model, data, duration=duration, nstep=nstep, ctrl=ctrl, every=every, sample=keep)
+    clip = _film(model, states, kind, width, height, option, options,
+                 (np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0))
+                 if boxes else None)
     if inline:
         import mediapy
 
         _ffmpeg_ready()
         mediapy.show_video(clip, fps=1.0 / (every * model.opt.timestep), title=title)
     return clip
+
+
+def _film(model: mujoco.MjModel, states: list[np.ndarray], kind: Any, width: int, height: int,
+          option: Any, options: dict[str, Any],
+          box: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Draw one frame per saved state, shape (N, height, width, 3), uint8, with one camera."""
+    import mujoco
+
+    renderer = _renderer(model, width, height)
+    cam = _camera(model, options.get("camera"), options.get("azimuth"), options.get("elevation"),
+                  options.get("distance"), options.get("lookat"), box)
+    scratch = mujoco.MjData(model)
+    forces = bool(options.get("forces", False))
+    frames = np.empty((len(states), height, width, 3), dtype=np.uint8)
+    for k, state in enumerate(states):
+        mujoco.mj_setState(model, scratch, state, kind)
+        mujoco.mj_fwdPosition(model, scratch)
+        if forces:  # contact forces need the constraint solver: mj_forward without mjcb_control
+            mujoco.mj_fwdVelocity(model, scratch)
+            mujoco.mj_fwdActuation(model, scratch)
+            mujoco.mj_fwdAcceleration(model, scratch)
+            mujoco.mj_fwdConstraint(model, scratch)
+        renderer.update_scene(scratch, camera=cam, scene_option=option)
+        frames[k] = renderer.render()
+    return frames

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import labkit
+from labkit.errors import CorpusUnavailable
 
 labkit.setup(quiet=True)
 
@@ -14,6 +17,21 @@ def pendulum():
     """The course pendulum, reset to its tilted keyframe."""
     return labkit.load("pendulum", keyframe="tilted")
 
+
+@pytest.fixture(scope="session")
+def corpus():
+    """labkit.corpus, its wheels fetched (once) and unpacked.  Offline the real-model tests
+    skip, saying why; CI sets LABKIT_REQUIRE_CORPUS=1, which turns that skip into a failure."""
+    import labkit.corpus
+
+    try:
+        for wheel in labkit.corpus.WHEELS:
+            labkit.corpus.path(next(n for n in labkit.corpus.names() if n.startswith(wheel)))
+    except CorpusUnavailable as exc:
+        if os.environ.get("LABKIT_REQUIRE_CORPUS"):
+            pytest.fail(f"the real-model corpus is required here: {exc}")
+        pytest.skip(f"the real-model corpus is unavailable (offline?): {exc}")
+    return labkit.corpus
 
 
 @pytest.fixture(scope="session")

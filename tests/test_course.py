@@ -21,7 +21,8 @@ NOTEBOOKS = course_notebooks()
 MIN_CHECKS = {"01_mjcf_foundations": 20, "02_units_frames_compiler": 20,
               "03_actuators_force": 25, "04_actuators_limits_state": 25,
               "05_solver_parameters": 20, "06_contacts_filtering": 20, "07_contact_tuning": 20,
-              "08_kinematic_drive": 15, "09_capstone": 10, "10_stability_scale": 25}
+              "08_kinematic_drive": 15, "09_capstone": 10, "10_stability_scale": 25,
+              "11_audit_real_robot": 15}
 MIN_EXERCISES_BY_CHAPTER = {"03_actuators_force": 4, "04_actuators_limits_state": 4}
 MIN_EXERCISES = 3
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from labkit.exercises import answers_of, chapter_specs, spec
 from labkit.exercises.ch09 import START
 
-NUMBERS = [exercise.id for chapter in range(11) for exercise in chapter_specs(chapter)]
+NUMBERS = [exercise.id for chapter in range(12) for exercise in chapter_specs(chapter)]
 
 NAN, INF = float("nan"), float("inf")
 
@@ -80,6 +80,12 @@ STARTING = {
     "10.2": [{"finger_armature": 0}, {"finger_armature": 1e-3}, {"finger_armature": 2.2250667e-7}],
     "10.3": [{"cgs_gravity": 9.81, "cgs_density": 1000, "cgs_damping": 0.05, "cgs_width": 0.001},   # SI's
              {"cgs_gravity": 1, "cgs_density": 1, "cgs_damping": 1, "cgs_width": 1}],
+    # 11.1: nothing excluded, and only the audit's pairs with the root itself; 11.2: the file's
+    # timeconst; 11.3: the file's own step, and the feet's timeconst halved (the mix forgotten)
+    "11.1": [{"exclude_pairs": []},
+             {"exclude_pairs": [["root", "lfemur"], ["root", "rfemur"], ["root", "lowerback"]]}],
+    "11.2": [{"hinge_timeconst": 0.02}],
+    "11.3": [{"largest_timestep": 0.005}, {"largest_timestep": 0.0075}],
     "9.1": [{"lift_kp": START["lift_kp"], "lift_kv": START["lift_kv"]}, {"lift_kp": 0, "lift_kv": 0}],
     # 9.3: START's solref; 2·timestep at dampratio 1, the shallowest rest at dampratio 1 (§5)
     "9.3": [{"table_solref": list(START["solref"])}, {"table_solref": [0.004, 1]}],

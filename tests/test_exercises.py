@@ -133,7 +133,9 @@ def test_answers_become_json_data_of_their_kind():
 
 
 def test_every_chapter_registers_its_exercises_in_order():
-    for chapter in range(11):
+    from labkit.classroom.notebooks import course_notebooks
+
+    for chapter in (int(p.stem[:2]) for p in course_notebooks()):
         found = chapter_specs(chapter)
         assert len(found) >= 3, f"chapter {chapter} has at least three exercises"
         assert [s.id for s in found] == [f"{chapter}.{i}" for i in range(1, len(found) + 1)]

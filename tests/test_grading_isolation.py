@@ -261,3 +261,23 @@ def test_a_checker_that_crashes_costs_its_exercise_and_is_no_grader_error(monkey
     monkeypatch.setattr(launch, "_SCORER", "import os; os._exit(1)")
     with pytest.raises(launch.GraderError, match="the scorer could not start"):
         launch.score_answers({"0.1": {}})
+
+
+def test_the_sandbox_reads_the_corpus_and_cannot_change_it(corpus):
+    """Chapter 11 loads real models in the grader's sandbox, which has no network: it sees the
+    machine's cached corpus read-only, through LABKIT_CORPUS."""
+    import subprocess
+    import sys
+
+    env = launch._environment(launch._paths()[1], "probe")
+    probe = ("import labkit, pathlib; labkit.setup(quiet=True); import labkit.corpus as c; "
+             "m, d = c.load('gymnasium/ant'); print(m.ngeom); p = c.path('gymnasium/ant'); "
+             "exec('try:\\n p.write_text(\"x\")\\n print(\"wrote\")\\nexcept OSError:\\n "
+             "print(\"read-only\")')")
+    with launch._box(LIMITS, use_sandbox=True, inputs=None, env=env) as box:
+        result = subprocess.run(box.command([sys.executable, "-c", probe]), env=env,
+                                capture_output=True, text=True, timeout=120,
+                                preexec_fn=box.preexec)
+    assert result.returncode == 0, result.stderr[-2000:]
+    ngeom = corpus.load("gymnasium/ant")[0].ngeom
+    assert result.stdout.split() == [str(ngeom), "read-only"]

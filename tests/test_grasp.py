@@ -254,6 +254,149 @@ def test_report_text_has_units_and_no_addresses():
     assert grasp.GraspReport.units["jitter"] == "m/s"
 
 
+# -- open and closed commands -------------------------------------------------------------------
+
+# The smallest gripper whose ctrl 0 means closed: each finger's position servo commands its
+# opening (m), as a parallel gripper's width command does.  joint ref = 0.04 makes qpos0 the
+# open pose (the bodies sit where q = ref puts them), so at q = 0 each pad's inner face is at
+# x = ∓0.01, inside the 0.02 m half-width cube: ctrl 0 squeezes it.
+GAP = """<mujoco><option timestep="0.002" cone="elliptic"/><worldbody>
+  <geom name="floor" type="plane" size="1 1 0.1"/>
+  <body name="hand" pos="0 0 0.02"><joint name="lift" type="slide" axis="0 0 1"/>
+    <geom type="sphere" size="0.005" mass="0.5" contype="0" conaffinity="0"/>
+    <body name="left" pos="-0.055 0 0">
+      <joint name="left" type="slide" axis="-1 0 0" ref="0.04" damping="2"/>
+      <geom name="left_pad" type="box" size="0.005 0.02 0.02" mass="0.05" friction="1"/></body>
+    <body name="right" pos="0.055 0 0">
+      <joint name="right" type="slide" axis="1 0 0" ref="0.04" damping="2"/>
+      <geom name="right_pad" type="box" size="0.005 0.02 0.02" mass="0.05" friction="1"/>
+    </body></body>
+  <body name="cube" pos="0 0 0.02"><freejoint/>
+    <geom name="cube" type="box" size="0.02 0.02 0.02" mass="0.05" friction="1"/></body>
+</worldbody><actuator>
+  <position name="left" joint="left" kp="300" kv="5" ctrlrange="0 0.04"/>
+  <position name="right" joint="right" kp="300" kv="5" ctrlrange="0 0.04"/>
+  <position name="lift" joint="lift" kp="500" kv="50" ctrlrange="0 0.2"/>
+</actuator></mujoco>"""
+GAP_SCRIPT = {"close": {"left": 0.0, "right": 0.0}, "lift": {"lift": 0.05},
+              "durations": (0.5, 0.5, 0.5), "close_ramp": 0.3}
+
+
+def _first_touch(report) -> float:
+    """The time (s) a finger first pushes on the object."""
+    return float(report.recording.t[np.argmax(report.recording["force"].sum(axis=1) > 0)])
+
+
+def test_a_gripper_whose_ctrl_0_is_closed_starts_open_with_its_open_command():
+    model, data = labkit.load(GAP)
+    parts = {"object": "cube", "fingers": ["left", "right"], "hand": "hand"}
+    shut = grasp.trial(model, data, **parts, **GAP_SCRIPT)              # today's default: open = 0
+    opened = grasp.trial(model, data, **parts, **GAP_SCRIPT, open=0.04)
+    # the pads touch when the commanded opening reaches 0.01 m (faces at the cube's ±0.02 m):
+    # smoothstep(s) = 1 - 0.01/0.04 at s ≈ 0.673 of the 0.3 s ramp, the servo lagging behind
+    low, high = 0.0, 1.0
+    for _ in range(60):                                   # bisection: smoothstep(s) = 0.75
+        mid = (low + high) / 2
+        low, high = (mid, high) if grasp.smoothstep(mid) < 0.75 else (low, mid)
+    assert _first_touch(opened) >= 0.3 * low
+    # without it the servos pull from ctrl 0 (closed) at once: the pads cross the 0.03 m to the
+    # cube under kp = 300 N/m in a few tens of ms
+    assert _first_touch(shut) < 0.1
+    # both grasp and lift the cube (a failed grasp leaves it at 0): the hand rises 0.05 m less
+    # its servo's sag m·g/kp = 0.65·9.81/500 ≈ 13 mm and the lag of a 0.5 s ramp
+    assert opened.lift > 0.02 and shut.lift > 0.02
+    ctrl = grasp.script(model, **GAP_SCRIPT, open={"left": 0.04, "right": 0.04})
+    data.time = 0.0
+    assert ctrl(model, data)[:2].tolist() == [0.04, 0.04]    # at t = 0: the open command
+    data.time = 0.3
+    assert ctrl(model, data)[:2].tolist() == [0.0, 0.0]      # after the ramp: the closed one
+
+
+def test_open_and_closed_commands_are_checked_and_name_the_actuator():
+    model, data = labkit.load(GAP)
+    parts = {"object": "cube", "fingers": ["left", "right"], "hand": "hand"}
+    with pytest.raises(ValueError, match=r"open command 0.05 of actuator 'left' lies outside its "
+                                         r"ctrlrange \[0, 0.04\]"):
+        grasp.trial(model, data, **parts, **GAP_SCRIPT, open=0.05)
+    with pytest.raises(ValueError, match=r"closed command -0\.01 of actuator 'right'"):
+        grasp.trial(model, data, **parts, **{**GAP_SCRIPT, "close": {"left": 0, "right": -0.01}})
+    with pytest.raises(ValueError, match="open names actuator 'lift', which close does not"):
+        grasp.trial(model, data, **parts, **GAP_SCRIPT, open={"lift": 0.0})
+    with pytest.raises(ValueError, match="open command of actuator 'left' must be finite"):
+        grasp.trial(model, data, **parts, **GAP_SCRIPT, open={"left": float("nan")})
+    with pytest.raises(ValueError, match="open command of actuator 'left' must be a number"):
+        grasp.trial(model, data, **parts, **GAP_SCRIPT, open={"left": "wide"})
+    with pytest.raises(KeyError, match="no actuator named 'lfet'"):
+        grasp.trial(model, data, **parts, **GAP_SCRIPT, open={"lfet": 0.0} | {"left": 0.0})
+    with pytest.raises(KeyError, match="no keyframe 'open'"):
+        grasp.trial(model, data, **parts, **GAP_SCRIPT, keyframe="open")
+
+
+def test_a_keyframe_starts_the_trial_from_its_pose_at_time_zero():
+    # qpos0 closed (no ref): a keyframe holds the open pose, and time restarts at 0
+    xml = (GAP.replace(' ref="0.04"', "").replace('pos="-0.055 0 0"', 'pos="-0.015 0 0"')
+           .replace('pos="0.055 0 0"', 'pos="0.015 0 0"'))
+    xml = xml.replace("</worldbody>", "</worldbody><keyframe>"
+                      '<key name="open" time="5" qpos="0 0.04 0.04 0 0 0.02 1 0 0 0"/></keyframe>')
+    model, data = labkit.load(xml)
+    parts = {"object": "cube", "fingers": ["left", "right"], "hand": "hand"}
+    opened = grasp.trial(model, data, **parts, **GAP_SCRIPT, open=0.04, keyframe="open")
+    reference = grasp.trial(labkit.load(GAP)[0], None, **parts, **GAP_SCRIPT, open=0.04)
+    assert opened.phases == reference.phases and opened.recording.t[0] == 0.0
+    assert _first_touch(opened) == _first_touch(reference)
+    assert opened.lift == pytest.approx(reference.lift, rel=1e-9)
+
+
+def _jaco_on_a_lift(corpus):
+    """dm_control's Kinova Jaco hand, pointing down on a lift servo, over a 5 cm cube on a floor.
+    The wheel's hand has no actuators; each finger gets a position servo over the joint's
+    range 0.15 (open) to 1.35 rad (closed), the command dm_control's own hand takes."""
+    spec = mujoco.MjSpec()
+    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1, 1, 0.1])
+    mount = spec.worldbody.add_body(name="mount", pos=[0, 0, 0.195])
+    mount.add_joint(name="lift", type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[0, 0, 1])
+    mount.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.01], mass=0.5, contype=0,
+                   conaffinity=0)
+    hand = mujoco.MjSpec.from_file(str(corpus.path("dm_control/kinova/jaco_hand")))
+    # the file turns the hand to point along -y; this frame turns it back, to point down
+    spec.attach(hand, frame=mount.add_frame(quat=[0, 0.70710678118, 0.70710678118, 0]),
+                prefix="jaco/")
+    spec.add_actuator(name="lift", target="lift", trntype=mujoco.mjtTrn.mjTRN_JOINT
+                      ).set_to_position(kp=2000, kv=200)
+    for i in (1, 2, 3):
+        servo = spec.add_actuator(name=f"finger_{i}", target=f"jaco/finger_{i}",
+                                  trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        servo.set_to_position(kp=2.0, kv=0.0)
+        servo.ctrllimited, servo.ctrlrange = mujoco.mjtLimited.mjLIMITED_TRUE, [0.15, 1.35]
+    cube = spec.worldbody.add_body(name="cube", pos=[0, 0, 0.025])
+    cube.add_freejoint()
+    cube.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.025] * 3, mass=0.1,
+                  friction=[1, 0.005, 0.0001])
+    model = spec.compile()
+    return model, mujoco.MjData(model)
+
+
+def test_the_jaco_hand_grasps_with_explicit_open_and_closed_commands(corpus):
+    model, data = _jaco_on_a_lift(corpus)
+    fingers = [f"jaco/b_finger{part}_{i}" for part in ("", "_tip") for i in (1, 2, 3)]
+    commands = {"close": {f"finger_{i}": 1.35 for i in (1, 2, 3)}, "open": 0.15,
+                "lift": {"lift": 0.1}, "durations": (1.0, 1.0, 1.0), "close_ramp": 0.6}
+    report = grasp.trial(model, data, object="cube", fingers=fingers, hand="jaco/hand", **commands)
+    assert report.unstable == ()
+    # open: nothing touches the cube until the ramp has closed the fingers part of the way
+    assert _first_touch(report) > 0.1
+    # lifted, not left behind (a failed grasp leaves the cube at 0): the hand rose 0.1 m less
+    # its servo's sag m·g/kp ≈ 1.3 kg·9.81/2000 ≈ 6 mm; the cube hangs lower in the fingers
+    assert report.lift > 0.05 and report.peak_force > 0
+    control = grasp.script(model, **{k: v for k, v in commands.items()})
+    data.time = 0.0
+    np.testing.assert_array_equal(control(model, data)[1:], 0.15)           # starts open
+    with pytest.raises(ValueError, match=r"actuator 'finger_1' lies outside its ctrlrange "
+                                         r"\[0.15, 1.35\]"):
+        grasp.trial(model, data, object="cube", fingers=fingers, hand="jaco/hand",
+                    **{**commands, "open": 0.0})
+
+
 def test_trial_names_missing_bodies():
     model, data = labkit.load(ARM)
     with pytest.raises(KeyError, match="no body named 'cube'"):

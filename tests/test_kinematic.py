@@ -83,6 +83,65 @@ def test_command_errors_say_what_to_fix(values, joints, kwargs, message):
     assert message in str(info.value)
 
 
+def test_command_to_targets_names_a_joint_without_a_target_range():
+    with pytest.raises(ValueError) as info:
+        K.command_to_targets([0, 0], ["wrist", "wheel"], [0.0, -np.inf], [1.0, np.inf])
+    assert "no finite target range for wheel" in str(info.value) and "lo and hi" in str(info.value)
+    assert "wrist" not in str(info.value)
+
+
+# A wheel on a continuous hinge (no range), a limited hinge, and a slide without limits.
+WHEELS = """
+<mujoco>
+  <worldbody>
+    <body name="cart">
+      <joint name="track" type="slide" axis="1 0 0"/>
+      <geom type="box" size=".1 .05 .02"/>
+      <body name="wheel" pos="0 0.07 0">
+        <joint name="spin" axis="0 1 0"/>
+        <geom type="cylinder" size=".03 .01" euler="90 0 0"/>
+      </body>
+      <body name="flap" pos="0.1 0 0.02">
+        <joint name="flap" axis="0 1 0" range="0 90"/>
+        <geom type="box" size=".02 .02 .002" pos=".02 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_a_continuous_hinge_is_commanded_over_one_turn():
+    # issue 20: Driver.command refused any joint without a range ("lo and hi must be finite")
+    model, data = labkit.load(WHEELS)
+    drv = K.Driver(model, data, joints=["spin", "flap"])
+    flap_hi = model.joint("flap").range[1]               # 90° in radians, from the compiler
+    assert drv.command([255, 255]) == pytest.approx({"spin": math.pi, "flap": flap_hi})
+    assert drv.command([0, 0]) == pytest.approx({"spin": -math.pi, "flap": 0.0})
+    assert drv.command([127.5, 0])["spin"] == pytest.approx(0.0, abs=1e-15)
+    assert drv.command([255, 0], ranges={"spin": (0.0, 10.0)})["spin"] == 10.0  # beyond a turn
+    drv.command([255, 0])
+    drv.run(10)                                           # 10 steps of 2 ms at 5 rad/s
+    assert drv.applied["spin"] == pytest.approx(10 * 5.0 * model.opt.timestep, rel=1e-12)
+
+
+def test_command_errors_name_the_joint_and_what_to_do():
+    model, data = labkit.load(WHEELS)
+    drv = K.Driver(model, data)
+    with pytest.raises(ValueError) as info:
+        drv.command([0, 0, 0])
+    text = str(info.value)
+    assert "slide joint 'track' has no limits" in text and "ranges={'track': (lo, hi)}" in text
+    assert "joints=[...]" in text and "spin" not in text and "lo and hi must be finite" not in text
+    assert drv.command([255, 0, 0], ranges={"track": (-0.5, 0.5)})["track"] == 0.5
+    with pytest.raises(KeyError, match=r"'wheel', which is not driven.*'track', 'spin', 'flap'"):
+        drv.command([0, 0, 0], ranges={"wheel": (0, 1)})
+    with pytest.raises(ValueError, match=r"ranges\['track'\] must be two different finite"):
+        drv.command([0, 0, 0], ranges={"track": (0.0, np.inf)})
+    with pytest.raises(ValueError, match=r"ranges\['track'\] must be two different finite"):
+        drv.command([0, 0, 0], ranges={"track": (1.0,)})
+
+
 # -- couplings ---------------------------------------------------------------------------------
 
 def test_couplings_overwrite_followers_and_chain():
@@ -288,14 +347,14 @@ def test_fallback_from_a_penetrating_coupled_pose(hand):
     assert drv.applied["index_mcp"] < 1.0                 # cut back from the last safe (open) pose
 
 
-def test_stuck_when_the_world_moves_into_the_hand_and_escape_by_opening(hand):
+def test_overlap_when_the_world_moves_into_the_hand_and_escape_by_opening(hand):
     model, data = hand
     drv = K.Driver(model, data)
     drv.set_goal(CLOSE)
     drv.run(250)
     data.joint("rod").qpos[2] -= 0.01                      # the rod sinks into the fingers
     report = drv.step()
-    assert report.status == "stuck" and report.penetration > drv.tolerance
+    assert report.status == "overlap" and report.penetration > drv.tolerance
     held = report.penetration
     drv.set_goal({name: 0.0 for name in CLOSE})            # command the hand open
     depths = [r.penetration for r in drv.run(150)]
@@ -303,17 +362,96 @@ def test_stuck_when_the_world_moves_into_the_hand_and_escape_by_opening(hand):
     assert depths[-1] == 0.0
 
 
-def test_a_start_overlap_no_motion_changes_freezes_every_joint():
-    # labkit's known limit (issue 20), stated in chapter 08 § 6: with no safe pose ever seen, a step is
-    # accepted only if it is strictly shallower; the bare hand's palm–thumb overlap (13.5 mm) does not
-    # change when the index bends, so the index never moves.  Change the chapter when this is fixed.
+def _bare_hand():
+    """Chapter 08 § 1's hand without its <exclude>: the thumb's root is 13.5 mm inside the palm."""
     spec = labkit.spec("hand")
     spec.delete(spec.excludes[0])
-    model, data = labkit.load(spec)
+    return labkit.load(spec)
+
+
+def test_a_start_overlap_that_no_motion_changes_blocks_nothing():
+    # issue 20: the driver used to accept only strictly shallower poses once no safe pose was
+    # known, so this overlap, which bending a finger cannot change, froze every joint
+    model, data = _bare_hand()
     drv = K.Driver(model, data)
-    assert drv.last_safe is None and drv.penetration() == pytest.approx(0.0135, abs=1e-6)
-    drv.set_goal({"index_mcp": 0.5})
-    assert {r.status for r in drv.run(20)} == {"stuck"} and drv.applied["index_mcp"] == 0.0
+    palm_thumb = tuple(sorted((model.geom("palm").id, model.geom("thumb_prox").id)))
+    start = drv.overlaps()
+    assert drv.last_safe is None and list(start) == [palm_thumb]
+    drv.set_goal({"index_mcp": 0.5, "thumb_yaw": 0.4})
+    reports = drv.run(100)                         # 0.5 rad at 5 rad/s: 50 steps of 2 ms
+    assert {r.status for r in reports} == {"overlap"} and drv.tracking_error() == 0.0
+    # MuJoCo's own contact: the overlap is exactly as deep as at the start (the thumb root, a
+    # capsule's end sphere, turns about its own centre), no deeper
+    depths = [-c.dist for c in data.contact[:data.ncon]
+              if tuple(sorted((c.geom1, c.geom2))) == palm_thumb]
+    assert max(depths) <= start[palm_thumb] + K.driver.SAME_DEPTH
+
+
+def test_a_start_overlap_does_not_stop_contacts_being_projected():
+    # closing the bare hand on the rod: the fingers still stop at the rod's surface
+    model, data = _bare_hand()
+    drv = K.Driver(model, data)
+    drv.set_goal(CLOSE)
+    reports = drv.run(300)
+    assert {r.status for r in reports} == {"overlap"} and any(r.limited for r in reports)
+    rod = model.geom("rod").id
+    touching = [c.dist for c in data.contact[:data.ncon] if rod in (c.geom1, c.geom2)]
+    assert touching and min(touching) >= -drv.tolerance      # in contact, within the tolerance
+
+
+@pytest.fixture
+def peg_in_finger():
+    """The rig with the peg 3 mm into the proximal link from below: reach 0.19 m puts the peg's
+    top (z = -0.01 + 0.003) 3 mm above the capsule's underside (z = -0.01)."""
+    model, data = labkit.load(RIG)
+    data.joint("reach").qpos[0] = 0.19
+    return model, data
+
+
+def test_a_start_overlap_may_not_deepen_and_stays_out_once_left(peg_in_finger):
+    model, data = peg_in_finger
+    drv = K.Driver(model, data, slew=None)
+    pair = tuple(sorted((model.geom("prox").id, model.geom("peg").id)))
+    assert drv.overlaps()[pair] == pytest.approx(0.003, abs=1e-9)
+    drv.set_goal({"reach": 0.2})                    # push the peg 1 cm further in: refused
+    report = drv.step()
+    assert report.status == "overlap" and report.limited == ("reach",)
+    assert drv.applied["reach"] == pytest.approx(0.19, abs=1e-9)
+    drv.set_goal({"reach": 0.19, "base": -0.02})    # lift the finger 1.4 mm at the peg: accepted
+    assert drv.step().status == "overlap" and drv.applied["base"] == -0.02
+    lifted = drv.overlaps()[pair]
+    # deepest point: the peg top's edge nearest the hinge, (x, z) = (0.067, -0.007), at distance
+    # |x sin θ − z cos θ| from the tilted capsule's axis; depth = radius − that distance
+    axis_distance = 0.067 * math.sin(0.02) + 0.007 * math.cos(0.02)
+    assert lifted == pytest.approx(0.01 - axis_distance, abs=1e-12)     # double-precision geometry
+    drv.set_goal({"base": 0.0})                     # back down: deeper than it has been, refused
+    report = drv.step()
+    assert report.status == "overlap" and report.limited == ("base",)
+    assert drv.overlaps()[pair] <= lifted + K.driver.SAME_DEPTH
+    drv.set_goal({"base": -0.2})                    # off the peg: free, and a safe pose at last
+    assert drv.step().status == "free" and drv.penetration() == 0.0 and drv.last_safe is not None
+    drv.set_goal({"base": 0.0})                     # and down again: stopped at the peg's surface
+    report = drv.step()
+    assert report.status == "projected" and drv.penetration() <= drv.tolerance
+    assert -0.2 < drv.applied["base"] < 0.0
+
+
+def test_a_new_overlap_is_refused_while_an_old_one_is_tolerated():
+    spec = mujoco.MjSpec.from_string(RIG)
+    spec.worldbody.add_geom(name="wall", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.05, 0.05, 0.005],
+                            pos=[0.05, 0, 0.03])    # a slab 2.5 cm above the finger
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    data.joint("reach").qpos[0] = 0.19              # the peg 3 mm into the finger, as above
+    drv = K.Driver(model, data, slew=None)
+    assert drv.last_safe is None and drv.penetration() == pytest.approx(0.003, abs=1e-9)
+    drv.set_goal({"base": -0.2})                    # the finger swings off the peg, into the slab
+    report = drv.step()
+    assert report.status == "overlap" and report.limited == ("base",)
+    assert -0.2 < drv.applied["base"] < 0.0 and drv.penetration() <= drv.tolerance
+    wall = model.geom("wall").id
+    touching = [c.dist for c in data.contact[:data.ncon] if wall in (c.geom1, c.geom2)]
+    assert touching and min(touching) >= -drv.tolerance      # stopped at the slab, not in it
 
 
 def test_the_collision_evaluator_builds_no_constraint_rows(hand):
@@ -511,7 +649,7 @@ def test_chapter_08_fallback_stuck_escape_and_refused_lift():
     mujoco.mj_collision(model, probe)
     stale = K.penetration(model, probe, driver.geoms)
     report = driver.step()
-    assert stale > 5e-4 and report.status == "stuck" and report.penetration <= stale
+    assert stale > 5e-4 and report.status == "overlap" and report.penetration <= stale
     driver.set_goal({name: 0.0 for name in CLOSE})
     escape = np.array([r.penetration for r in driver.run(150)])
     assert np.diff(escape).max() <= 0.0 and escape[-1] == 0.0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
+import pytest
 
 import labkit
 from labkit import rendering
@@ -70,3 +72,99 @@ def test_visual_flags_by_name(pendulum):
         assert "unknown visual flag 'convexhul'" in str(exc) and "convexhull" in str(exc)
     else:
         raise AssertionError("a misspelt flag must be an error")
+
+
+# -- the default view frames the moving bodies; buffers sized to the frame (issue 20) ---------
+
+# A 0.1 m ball on a slide above a 40 m floor (dm_control's size), a 10 m wall 5 m away, and a
+# 5 cm post next to the ball: the floor and the wall are static and big, the post small and near.
+ARENA = """
+<mujoco>
+  <visual><quality shadowsize="8192" offsamples="24"/><global offwidth="3840" offheight="2160"/>
+  </visual>
+  <worldbody>
+    <light pos="0 0 3" dir="0 0 -1"/>
+    <geom name="floor" type="plane" size="20 20 .1" rgba=".3 .3 .3 1"/>
+    <geom name="wall" type="box" size="5 .1 1" pos="0 5 1"/>
+    <geom name="post" type="box" size=".025 .025 .025" pos=".2 0 .025"/>
+    <body name="ball" pos="0 0 .3">
+      <joint name="drop" type="slide" axis="0 0 1"/>
+      <geom name="ball" size=".1" rgba="1 0 0 1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _red_fraction(image):
+    red, green, blue = (image[..., k].astype(int) for k in range(3))
+    return float(((red > 2 * green + 30) & (red > 2 * blue + 30)).mean())
+
+
+def test_the_default_view_frames_the_moving_body_and_the_small_static_geom_near_it():
+    model, data = labkit.load(ARENA)
+    lo, hi = rendering.moving_box(model, data)
+    assert np.allclose(lo, [-0.1, -0.1, 0.2]) and np.allclose(hi, [0.1, 0.1, 0.4])  # the ball
+    lo, hi = rendering.view_box(model, data)
+    assert np.allclose(lo, [-0.1, -0.1, 0.0]) and np.allclose(hi, [0.225, 0.1, 0.4])  # + post
+    cam = rendering.default_camera(model, data)
+    assert np.allclose(cam.lookat, (lo + hi) / 2) and cam.distance == pytest.approx(1.5 * 0.4)
+    # MuJoCo's own default frames the floor's statistics instead: the ball a few pixels wide
+    before = mujoco.MjvCamera()
+    mujoco.mjv_defaultFreeCamera(model, before)
+    small = labkit.snapshot(model, data, width=160, height=120, lookat=before.lookat,
+                            distance=before.distance)
+    framed = labkit.snapshot(model, data, width=160, height=120)
+    assert _red_fraction(small) < 0.005 < 0.05 < _red_fraction(framed)
+
+
+def test_a_model_with_nothing_moving_keeps_mujocos_default_view():
+    model, data = labkit.load("<mujoco><worldbody><geom type='plane' size='5 5 .1'/>"
+                              "<geom size='.1' pos='0 0 .1'/></worldbody></mujoco>")
+    assert rendering.view_box(model, data) is None
+    cam, default = rendering.default_camera(model, data), mujoco.MjvCamera()
+    mujoco.mjv_defaultFreeCamera(model, default)
+    assert np.array_equal(cam.lookat, default.lookat) and cam.distance == default.distance
+
+
+def test_hidden_geoms_do_not_widen_the_view():
+    # a geom in group 3 (not drawn by default) 10 m away on the moving body is not framed
+    model, data = labkit.load(ARENA.replace(
+        '<geom name="ball" size=".1" rgba="1 0 0 1"/>',
+        '<geom name="ball" size=".1" rgba="1 0 0 1"/><geom size=".1" pos="10 0 0" group="3"/>'))
+    assert np.allclose(rendering.moving_box(model, data)[1], [0.1, 0.1, 0.4])
+
+
+def test_gl_buffers_are_sized_to_the_frame_and_the_model_is_left_alone():
+    model, data = labkit.load(ARENA)
+    before = (model.vis.global_.offwidth, model.vis.global_.offheight,
+              model.vis.quality.offsamples, model.vis.quality.shadowsize)
+    labkit.snapshot(model, data, width=320, height=240)
+    context = rendering._renderers[(id(model), 320, 240)][1]._mjr_context
+    assert (context.offWidth, context.offHeight, context.offSamples, context.shadowSize) == (
+        320, 240, rendering.MAX_SAMPLES, 1024)
+    assert (model.vis.global_.offwidth, model.vis.global_.offheight,
+            model.vis.quality.offsamples, model.vis.quality.shadowsize) == before
+    assert rendering._buffers(640, 480, 2, 512) == (640, 480, 2, 512)   # smaller asks: kept
+    assert rendering._buffers(1280, 720, 8, 8192)[3] == 4096            # 2 × 1280, to 2^k
+
+
+def test_a_video_keeps_one_camera_that_frames_the_whole_motion():
+    # the ball falls 0.2 m onto the floor: every frame shows all of it, none is cut at an edge
+    model, data = labkit.load(ARENA)
+    clip = labkit.video(model, data, duration=0.3, fps=20, width=80, height=60, inline=False)
+    fractions = [_red_fraction(frame) for frame in clip]
+    assert min(fractions) > 0.02
+    edges = np.concatenate([clip[:, 0], clip[:, -1], clip[:, :, 0], clip[:, :, -1]], axis=1)
+    assert _red_fraction(edges) == 0.0
+    # the frames are drawn from states saved while simulating: data ends where mj_step left it
+    fresh = mujoco.MjData(model)
+    mujoco.mj_step(model, fresh, round(0.3 / model.opt.timestep))
+    assert np.array_equal(fresh.qpos, data.qpos) and np.array_equal(fresh.qvel, data.qvel)
+
+
+def test_video_refuses_an_unknown_option_before_simulating(pendulum):
+    model, data = pendulum
+    with pytest.raises(TypeError, match="colour"):
+        labkit.video(model, data, duration=0.1, inline=False, colour="red")
+    assert data.time == 0.0

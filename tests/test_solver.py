@@ -209,3 +209,213 @@ def test_row_terms_reads_the_row_and_its_true_inverse_mass(sparse):
     assert row.a0 == pytest.approx(-9.81 * 0.25 * x_c / (data.M[0]), rel=1e-3)   # gravity's torque at the tip
     with pytest.raises(ValueError, match="does not exist"):
         solver.row_terms(model, data, row=data.nefc)
+
+
+# -- rest_prediction: real resting objects of the corpus ---------------------------------------
+
+def _duplo_on_floor(corpus, cone: str, condim: int, quat=(1, 0, 0, 0)):
+    """dm_control's duplo2x4 brick on a free joint, dropped 4 mm onto a floor added with MjSpec."""
+    spec = mujoco.MjSpec()
+    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1, 1, 0.1])
+    brick = spec.worldbody.add_body(name="brick", pos=[0, 0, 0.04], quat=list(quat))
+    brick.add_freejoint()
+    spec.attach(mujoco.MjSpec.from_file(str(corpus.path("dm_control/props/duplo2x4"))),
+                prefix="duplo/", frame=brick.add_frame())
+    model = spec.compile()
+    labkit.axes.CONES.apply(model, cone)
+    model.geom_condim[:] = condim
+    return model, mujoco.MjData(model)
+
+
+PROPS = {"dm_control/suite/stacker": {f"box{i}": (-0.3 + 0.2 * i, 0.023, 0) for i in range(4)},
+         "dm_control/suite/manipulator": {"ball": (0.15, 0.023, 0), "peg": (-0.15, 0.03, np.pi / 2)}}
+"""Where the props of dm_control's planar suite models start: near the floor, apart."""
+
+
+def _planar_props(corpus, name: str, placements: dict, cone: str, condim: int):
+    """A dm_control planar suite model (manipulator, stacker) whose props (slide x, slide z,
+    hinge y) are placed at {body: (x, z, angle)} (the others as in :data:`PROPS`); the arm's
+    collisions are turned off so that it falls past them."""
+    placements = {**PROPS[name], **placements}
+    model, data = corpus.load(name)
+    arm = model.body("upper_arm").id
+    for g in range(model.ngeom):
+        if model.body_rootid[model.geom_bodyid[g]] == arm:
+            model.geom_contype[g] = model.geom_conaffinity[g] = 0
+    labkit.axes.CONES.apply(model, cone)
+    model.geom_condim[:] = condim
+    for body, (x, z, angle) in placements.items():
+        b = model.body(body).id
+        adr = model.jnt_qposadr[model.body_jntadr[b]:model.body_jntadr[b] + 3]
+        offset = (x - model.body_pos[b, 0], z - model.body_pos[b, 2], angle)
+        data.qpos[adr] = model.qpos0[adr] + offset
+    return model, data
+
+
+def _settle(model, data, seconds: float = 2.0):
+    labkit.sim.run(model, data, duration=seconds)
+    mujoco.mj_forward(model, data)
+
+
+SIDE = (0.7071068, 0.7071068, 0, 0)    # a quarter turn about x: the brick on its long side
+
+# (scene, the body asked about, how many contacts it rests on by its geometry)
+REST_SCENES = {
+    "duplo upright": (lambda c, cone, n: _duplo_on_floor(c, cone, n), "brick", 4),
+    # on its long side: the studs' mass moves the centre of mass off the base's centre
+    "duplo on its side": (lambda c, cone, n: _duplo_on_floor(c, cone, n, SIDE), "brick", 4),
+    "stacker box": (lambda c, cone, n: _planar_props(c, "dm_control/suite/stacker", {},
+                                                     cone, n), "box0", 4),
+    # box2 on box1: box1's four floor corners and four under box2, solved as one stack
+    "stacker box under a box": (lambda c, cone, n: _planar_props(c, "dm_control/suite/stacker", {
+        "box1": (0.05, 0.023, 0), "box2": (0.05, 0.0675, 0)}, cone, n), "box1", 8),
+    "stacker box on a box": (lambda c, cone, n: _planar_props(c, "dm_control/suite/stacker", {
+        "box1": (0.05, 0.023, 0), "box2": (0.05, 0.0675, 0)}, cone, n), "box2", 4),
+    "manipulator ball": (lambda c, cone, n: _planar_props(c, "dm_control/suite/manipulator", {},
+                                                          cone, n), "ball", 1),
+    # the peg lying down rests on its guard's end and its blade's tip: the lever rule
+    "manipulator peg": (lambda c, cone, n: _planar_props(c, "dm_control/suite/manipulator", {},
+                                                         cone, n), "peg", 2),
+}
+
+
+@pytest.mark.parametrize("condim", [1, 3])
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize("scene", list(REST_SCENES))
+def test_rest_prediction_matches_resting_corpus_objects(corpus, scene, cone, condim):
+    build, body, expected_contacts = REST_SCENES[scene]
+    model, data = build(corpus, cone, condim)
+    _settle(model, data)
+    rest = solver.rest_prediction(model, data, body)
+    assert rest.speed < 1e-6                       # settled: what is compared is a rest
+    assert rest.contacts == expected_contacts and rest.cone == cone
+    assert np.all(rest.condim == condim) and np.all(rest.measured > 0)
+    # 2 s is over 100 time constants of every contact here (timeconst ≤ 0.02 s): the
+    # transient is gone; what remains is the solver's tolerance and the drift of bodies that
+    # slide freely (condim 1), measured below 1e-6 of the depth; 1e-5 leaves a margin of 10
+    np.testing.assert_allclose(rest.predicted, rest.measured, rtol=1e-5)
+    if body != "box1":                             # box1 also carries box2
+        assert rest.share.sum() == pytest.approx(1.0, rel=1e-6)
+
+
+def _margin(model):
+    model.geom_margin[:], model.geom_gap[:] = 0.002, 0.0005
+
+
+def _stack_of_two(corpus, cone):
+    return _planar_props(corpus, "dm_control/suite/stacker", {
+        "box1": (0.05, 0.023, 0), "box2": (0.05, 0.0675, 0)}, cone, 3), "box1", 8
+
+
+def _brick_on_its_side(corpus, cone):
+    return _duplo_on_floor(corpus, cone, 3, SIDE), "brick", 4
+
+
+# The scope rest_prediction's docstring names, each case on a real resting object: the
+# contact parameters on the stacker's stack of two boxes, the integrators and noslip on the
+# duplo brick on its side (the stacker's arm diverges under RK4 at its 1 ms step, so its
+# boxes never rest there; the light brick chatters with a margin or a direct solref)
+VARIANTS = {
+    "margin and gap": (_stack_of_two, _margin),
+    "direct solref": (_stack_of_two, lambda model: model.geom_solref.__setitem__(
+        slice(None), (-20000, -300))),
+    "narrow solimp": (_stack_of_two, lambda model: model.geom_solimp.__setitem__(
+        slice(None), (0.5, 0.95, 1e-5, 0.5, 2))),
+    "RK4": (_brick_on_its_side, lambda model: labkit.axes.INTEGRATORS.apply(model, "RK4")),
+    "implicitfast": (_brick_on_its_side,
+                     lambda model: labkit.axes.INTEGRATORS.apply(model, "implicitfast")),
+    "noslip": (_brick_on_its_side, lambda model: setattr(model.opt, "noslip_iterations", 20)),
+}
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_rest_prediction_holds_across_its_scope(corpus, variant, cone):
+    scene, change = VARIANTS[variant]
+    (model, data), body, contacts = scene(corpus, cone)
+    change(model)
+    _settle(model, data)
+    rest = solver.rest_prediction(model, data, body)
+    assert rest.speed < 1e-6 and rest.contacts == contacts
+    np.testing.assert_allclose(rest.predicted, rest.measured, rtol=1e-5)   # as above
+
+
+def test_rest_prediction_shares_the_load_by_the_lever_rule(corpus):
+    # upright, the brick's centre of mass lies above its base's centre: four equal shares, so
+    # the single-contact formula with contacts=4 holds; on its side it does not
+    upright = _duplo_on_floor(corpus, "elliptic", 3)
+    side = _duplo_on_floor(corpus, "elliptic", 3, SIDE)
+    depths = {}
+    for label, (model, data) in {"upright": upright, "side": side}.items():
+        _settle(model, data)
+        contact = data.contact[0]
+        # efc_diagA of a free body's contact is body_invweight0 = 1/m, so accel = g
+        assert data.efc_diagA[contact.efc_address] == pytest.approx(1 / model.body("brick").mass[0])
+        equal = solver.rest_penetration(contact.solref, contact.solimp, timestep=model.opt.timestep,
+                                        accel=-model.opt.gravity[2], contacts=4)
+        depths[label] = (equal, np.array([data.contact[i].includemargin - data.contact[i].dist
+                                          for i in range(data.ncon)]))
+        share = solver.rest_prediction(model, data, "brick").share
+        if label == "upright":
+            np.testing.assert_allclose(share, 0.25, rtol=1e-9)
+    equal, measured = depths["upright"]
+    np.testing.assert_allclose(measured, equal, rtol=1e-6)     # 3 s settled: as above
+    equal, measured = depths["side"]
+    assert measured.min() < 0.7 * equal and measured.max() > 1.3 * equal   # unequal shares
+
+
+TILTED = """<mujoco><worldbody>
+  <geom type="plane" size="1 1 .1" zaxis="{zaxis}" friction="1"/>
+  <body name="box" pos="0 0 .06"><freejoint/>
+    <geom type="box" size=".05 .05 .05" friction="1"/></body>
+  <body name="arm"><joint type="hinge" axis="0 1 0"/>
+    <geom type="capsule" fromto="0.3 0 .2 .5 0 .2" size=".02"/>
+    <body name="finger"><joint type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto=".5 0 .2 .6 0 .2" size=".02"/></body></body>
+  <body name="wall" pos="-.5 0 .1"><geom type="box" size=".01 .1 .1"/></body>
+</worldbody></mujoco>"""
+
+
+def test_rest_prediction_says_where_it_does_not_apply(corpus):
+    model, data = labkit.load(TILTED.format(zaxis="0 0 1"))
+    with pytest.raises(ValueError, match="no active contact"):
+        solver.rest_prediction(model, data, "box")
+    with pytest.raises(ValueError, match="no degrees of freedom"):
+        solver.rest_prediction(model, data, "wall")
+    with pytest.raises(ValueError, match="hangs from jointed body 'arm'"):
+        _settle(model, data)
+        solver.rest_prediction(model, data, "finger")
+    with pytest.raises(ValueError, match="carries jointed body 'finger'"):
+        solver.rest_prediction(model, data, "arm")
+    model.geom_solimp[:] = (0.9, 0.05, 0.001, 0.5, 2)
+    mujoco.mj_forward(model, data)
+    with pytest.raises(ValueError, match="inverted solimp"):
+        solver.rest_prediction(model, data, "box")
+    # on a 0.2 rad incline, friction must carry m·g·sin(0.2); MuJoCo's soft friction cannot
+    # hold it at rest (the box creeps), so no rest depth exists
+    model, data = labkit.load(TILTED.format(zaxis=f"{np.sin(0.2)} 0 {np.cos(0.2)}"))
+    _settle(model, data, 0.5)
+    with pytest.raises(ValueError, match="cannot balance its load"):
+        solver.rest_prediction(model, data, "box")
+    with pytest.raises(ValueError, match="whole number"):
+        solver.rest_penetration((0.02, 1), (0.9, 0.95, 0.001, 0.5, 2), timestep=0.002, contacts=0)
+
+
+def test_rest_prediction_counts_applied_forces_in_the_load():
+    # a 1 kg box pushed down with 10 N and twisted with 0.5 N·m about x: four corners carry
+    # m·g + 10 N, unequally (the torque tilts it), and the depths follow
+    model, data = labkit.load('<mujoco><worldbody><geom type="plane" size="1 1 .1"/>'
+                              '<body name="box" pos="0 0 .06"><freejoint/>'
+                              '<geom type="box" size=".05 .05 .05" mass="1"/></body>'
+                              '</worldbody></mujoco>')
+    box = model.body("box").id
+    data.xfrc_applied[box] = (0, 0, -10, 0.5, 0, 0)
+    _settle(model, data)
+    rest = solver.rest_prediction(model, data, box)
+    weight = model.body_mass[box] * 9.81
+    assert rest.force.sum() == pytest.approx(weight + 10, rel=1e-9)
+    # the corners' moment about the centre of mass's x axis cancels the applied 0.5 N·m
+    y = np.array([data.contact[i].pos[1] for i in range(data.ncon)]) - data.xipos[box, 1]
+    assert rest.force @ y == pytest.approx(-0.5, rel=1e-6)
+    assert rest.force[y < 0].min() > 1.5 * rest.force[y > 0].max()
+    np.testing.assert_allclose(rest.predicted, rest.measured, rtol=1e-5)   # settled, as above

@@ -67,6 +67,16 @@ def _paths() -> tuple[Path, Path]:
     return Path(__file__).resolve().parent.parent, models_dir().resolve()
 
 
+def _corpus() -> Path | None:
+    """The real-model corpus (labkit.corpus), if this machine has it: the sandbox sees it
+    read-only (it has no network to fetch it; ``python -m labkit.corpus`` fills it once)."""
+    from ..corpus import WHEELS, root
+
+    folder = root().resolve()
+    ready = [w for w in WHEELS if (folder / f"{w}-{WHEELS[w]}" / ".complete").is_file()]
+    return folder if ready else None
+
+
 def _environment(models: Path, notebook: str) -> dict[str, str]:
     """The sandbox's whole environment: the grader's own labkit first on the path."""
     package, _ = _paths()
@@ -84,6 +94,8 @@ def _environment(models: Path, notebook: str) -> dict[str, str]:
         "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
         "LABKIT_MODELS": str(models),
         "LABKIT_NOTEBOOK": notebook,
+        # a corpus folder that does not exist tells labkit.corpus not to try to download
+        "LABKIT_CORPUS": str(_corpus() or "/nonexistent/labkit-corpus"),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
     }
@@ -135,9 +147,11 @@ def _box(
 ) -> sandbox.Sandbox:
     """A sandbox for one process; :class:`GraderError` if its uid or cgroup cannot be had."""
     package, models = _paths()
+    corpus = _corpus()
     try:
         return sandbox.Sandbox(
-            limits, readonly=[package, models], inputs=inputs, env=env, contain=use_sandbox
+            limits, readonly=[package, models, *([corpus] if corpus else [])], inputs=inputs,
+            env=env, contain=use_sandbox,
         )
     except (OSError, sandbox.SandboxUnavailable) as exc:
         raise GraderError(f"the sandbox could not be set up ({exc}); {_RERUN}") from exc

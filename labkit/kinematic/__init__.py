@@ -16,7 +16,10 @@ small enough to read, in four modules by job:
   and the **last safe** pose (the last applied pose that did not penetrate) — and on every
   :meth:`Driver.step` slew-limits goal → applied, writes it kinematically, and, if the new pose
   penetrates, projects the step back joint by joint by bisection, starting from the last safe
-  pose when the previous one penetrates.
+  pose when the previous one penetrates.  When no safe pose is known (it started on an overlap,
+  or the world moved into the hand) it takes the overlaps of the pose it holds as given, per
+  geom pair (:meth:`Driver.overlaps`): each may stay as deep or get shallower, never deeper, and
+  a new one is refused, so an overlap that the motion cannot change blocks nothing.
 
 Every public name is importable from ``labkit.kinematic`` itself.
 

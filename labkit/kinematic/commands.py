@@ -107,8 +107,11 @@ def command_to_targets(
     bad = [names[i] for i in np.flatnonzero(~np.isfinite(v))]
     if bad:
         raise ValueError(f"commands must be finite numbers; not finite for: {', '.join(bad)}")
-    if not np.all(np.isfinite(lo_a) & np.isfinite(hi_a)):
-        raise ValueError("lo and hi must be finite: a joint without limits needs explicit targets")
+    unbounded = [names[i] for i in np.flatnonzero(~(np.isfinite(lo_a) & np.isfinite(hi_a)))]
+    if unbounded:
+        raise ValueError(f"no finite target range for {', '.join(unbounded)} (a joint without "
+                         "limits?): pass finite lo and hi for it, the targets at the two ends of "
+                         "the command range")
     low, high = (float(c) for c in command_range)
     if not low < high:
         raise ValueError(f"command_range must be (low, high) with low < high, got {command_range!r}")
