@@ -40,7 +40,30 @@ class ClaimFailed(AssertionError):
 
 
 class ExerciseFailed(AssertionError):
-    """An exercise answer did not meet a requirement; the message is the feedback."""
+    """An exercise answer did not meet a requirement; the message is the feedback.
+
+    The message, ``str(exc)``, is the whole feedback: it is what plain Python and pytest
+    print, and what a notebook's error output carries as ``evalue`` (``labkit execute``,
+    nbclient's ``CellExecutionError`` and the grader report that).  In IPython the feedback
+    is shown once: IPython asks an exception with a ``_render_traceback_`` method for the
+    lines to show in place of its traceback (``InteractiveShell.showtraceback``), and this
+    one returns ``shown`` (set by :func:`labkit.exercise`, which has just displayed the
+    feedback box: one line that names the exercise and its score) or, when the feedback
+    was not displayed, the message itself; never labkit's frames.  The cell still fails,
+    so Run All, nbval and CI stop there unless the cell is tagged ``raises-exception``.
+    """
+
+    def __init__(self, message: str = "", *, shown: str | None = None) -> None:
+        super().__init__(message)
+        self.shown = shown
+
+    def _render_traceback_(self) -> list[str]:
+        """The lines IPython shows for this exception instead of a traceback (never empty:
+        JupyterLab shows ``ename: evalue``, the whole feedback again, for an empty one)."""
+        if self.shown:
+            return [self.shown]
+        lines = str(self).splitlines() or [""]
+        return [f"{type(self).__name__}: {lines[0]}", *lines[1:]]
 
 
 class TraceMismatch(AssertionError):

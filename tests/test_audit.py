@@ -424,9 +424,9 @@ def test_the_corpus_is_audited_and_each_check_fires_somewhere(reports):
     report something on the 43 models of the two wheels."""
     seen = set().union(*(r.checks() for r in reports.values()))
     assert {"overlap-at-start", "timeconst-clamped", "angles-degrees", "no-collision",
-            "zero-friction", "units", "mass-tiny", "inertia-tiny", "density", "servo-no-forcerange"} <= seen
-    for name, report in reports.items():
-        assert report.seconds < 5, name  # the benchmark's budget, for every model in the corpus
+            "zero-friction", "units", "mass-tiny", "inertia-tiny", "density",
+            "servo-no-forcerange", "start-outside-range"} <= seen
+    assert all(report.ran for report in reports.values())  # (its timing: scripts/benchmark.py)
 
 
 def test_corpus_overlaps_are_mujocos_distances(reports):

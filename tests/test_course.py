@@ -77,6 +77,17 @@ def test_no_errors_or_stderr_in_outputs(notebook):
         assert not (out.output_type == "stream" and out.name == "stderr"), out.text
 
 
+def test_no_cell_lets_an_error_pass(notebook):
+    """A wrong reference answer or a failing claim must fail nbval and CI, so no cell carries
+    the tag or comment with which nbval, nbclient and Run All accept an error (only student
+    copies tag their feedback cells ``raises-exception``: tests/test_student.py)."""
+    _, nb = notebook
+    for cell in nb.cells:
+        tags = set(cell.metadata.get("tags", []))
+        assert not tags & {"raises-exception", "nbval-raises-exception"}, cell.source[:80]
+        assert "NBVAL_RAISES_EXCEPTION" not in cell.source, cell.source[:80]
+
+
 def test_every_claim_cites_a_source(notebook):
     _, nb = notebook
     claims = [t for t in texts(nb) if t.startswith(("✔ ", "✘ ")) and "Exercise" not in t[:12]]

@@ -76,10 +76,51 @@ def test_the_feedback_cell_reads_the_notebook_and_raises_on_failure(toy):
     try:
         assert labkit.exercise("99.1") is None
         globals()["mass"] = 6.0
-        with pytest.raises(labkit.ExerciseFailed, match="2/4 points"):
+        with pytest.raises(labkit.ExerciseFailed, match="2/4 points") as raised:
             labkit.exercise("99.1")
+        # outside IPython the message is the whole feedback; IPython shows one line instead
+        assert str(raised.value) == grade(toy, mass=6.0, nq=7).text()
+        assert raised.value._render_traceback_() == [
+            "Exercise 99.1 is not solved yet (2/4 points): the feedback above says what to change"]
     finally:
         del globals()["mass"], globals()["nq"]
+    bare = labkit.ExerciseFailed("`x` is missing\nset it")   # raised without a feedback box shown
+    assert bare._render_traceback_() == ["ExerciseFailed: `x` is missing", "set it"]
+
+
+def test_in_a_notebook_a_wrong_answer_shows_its_feedback_once_and_no_traceback(tmp_path):
+    """A wrong answer to exercise 0.1 in a real kernel (nbclient, as labkit execute, nbval and
+    JupyterLab run it): the feedback box once, an error output of one line with no frame of
+    labkit's, its evalue the whole feedback, and the run stops there (the cell is an error)."""
+    import re
+
+    import nbformat
+
+    from labkit.classroom.notebooks import execute
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "import labkit\nlabkit.setup()", "tip_height = 3.0", 'labkit.exercise("0.1")', "after = 1")]
+    nbformat.write(nb, tmp_path / "wrong.ipynb")
+    graded = spec("0.1").grade({"tip_height": {"value": 3.0}})
+    feedback = graded.text()                                          # what the box must say
+    assert feedback.startswith("✘ Exercise 0.1 ") and graded.score == 0
+    line = (f"Exercise 0.1 is not solved yet (0/{graded.points:g} points): "
+            "the feedback above says what to change")
+    run = execute(tmp_path / "wrong.ipynb")
+    assert run.error == f"ExerciseFailed: {feedback}", "the cell fails: Run All, nbval and CI stop there"
+    cells = run.notebook.cells
+    assert cells[3].execution_count is None, "the cell after the failing one did not run"
+    shown = [o for o in cells[2].outputs if o.output_type == "display_data"]
+    (error,) = [o for o in cells[2].outputs if o.output_type == "error"]
+    assert [o.data["text/plain"] for o in shown] == [feedback], "the box, once"
+    assert error.ename == "ExerciseFailed" and error.evalue == feedback
+    traceback = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in error.traceback]
+    assert traceback == [line]
+    assert not any("File " in line or "labkit" in line for line in traceback), traceback
+    # JupyterLab shows `ename: evalue` (the feedback a second time) for an empty traceback
+    assert "".join(traceback).strip()
+    assert not any(line.strip() in "\n".join(traceback) for line in feedback.splitlines()[1:])
 
 
 def _probe_record(record):

@@ -128,6 +128,48 @@ def test_student_copy_has_no_solution_text_and_a_stub_per_exercise(copies, sourc
                   for c in original.cells for line in c.source.splitlines())
     assert len(stubs) == regions
     assert sorted(set(stubs)) == sorted(reference), "every exercise has an answer stub"
+    # Run All goes past a feedback cell (tagged raises-exception), never past an answer stub
+    tagged = [c for c in copy.cells if student.FEEDBACK_TAG in c.metadata.get("tags", [])]
+    feedback = [c for c in copy.cells if c.cell_type == "code" and student.exercise_calls(c.source)
+                and "raise NotImplementedError(" not in c.source]
+    assert tagged == feedback and len(feedback) == len(reference)
+    assert not any(student.FEEDBACK_TAG in c.metadata.get("tags", []) for c in original.cells)
+
+
+def role(cell) -> tuple[str, str] | None:
+    """("answer" | "feedback", exercise id) of a cell, from its nbgrader grade id."""
+    return student.parse_grade_id(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
+
+
+def test_in_a_student_copy_run_all_goes_past_wrong_answers(copies, tmp_path):
+    """Chapter 00's student copy with wrong answers to 0.1 and 0.2, run in a fresh kernel by
+    nbclient (which, like JupyterLab's Run All, goes on past a cell tagged raises-exception):
+    both show their feedback and fail, and the run goes on to 0.3, answered as the reference
+    answers it, which passes.  (The reference chapter stops at a wrong answer:
+    tests/test_exercises.py.)"""
+    from labkit.classroom.notebooks import execute
+
+    path, _ = copies[START.stem]
+    nb = nbformat.read(path, as_version=4)
+    reference = nbformat.read(START, as_version=4)
+    answers = {role(c)[1]: c for c in nb.cells if role(c) and role(c)[0] == "answer"}
+    assert sorted(answers) == [s.id for s in chapter_specs(0)] == ["0.1", "0.2", "0.3"]
+    answers["0.1"].source = "tip_height = 3.0                 # wrong: not where the bob is"
+    answers["0.2"].source = "long_period = 1.0                # wrong: not the measured period"
+    answers["0.3"].source = next(c.source for c in reference.cells if role(c) == ("answer", "0.3"))
+    nbformat.write(nb, tmp_path / START.name)
+    run = execute(tmp_path / START.name)
+    assert run.error is None, run.error
+    code_cells = [c for c in run.notebook.cells if c.cell_type == "code" and c.source.strip()]
+    assert all(c.execution_count is not None for c in code_cells), "every cell ran"
+    feedback = {role(c)[1]: c for c in run.notebook.cells if role(c) and role(c)[0] == "feedback"}
+    for number in ("0.1", "0.2"):
+        errors = [o for o in feedback[number].outputs if o.output_type == "error"]
+        assert [(e.ename, e.evalue.split(" · ")[0]) for e in errors] \
+            == [("ExerciseFailed", f"✘ Exercise {number}")], feedback[number].outputs
+    shown = [o.data["text/plain"] for o in feedback["0.3"].outputs if o.output_type == "display_data"]
+    assert len(shown) == 1 and shown[0].startswith("✔ Exercise 0.3 "), feedback["0.3"].outputs
+    assert not any(o.output_type == "error" for o in feedback["0.3"].outputs)
 
 
 def test_cli_student_copy_runs_to_its_first_exercise_and_stops_there(tmp_path, cli):
@@ -200,6 +242,8 @@ def test_regions_hidden_tests_outputs_metadata_and_attachments():
     assert cells[1].metadata["nbgrader"]["grade_id"] == "answer-97_1-2", "nbgrader refuses duplicate ids"
     assert cells[2].metadata["nbgrader"] == {"grade": True, "solution": False, "locked": True,
                                             "grade_id": "feedback-97_1", "points": 2.0, "schema_version": 3}
+    assert [i for i, c in enumerate(cells) if student.FEEDBACK_TAG in c.metadata.get("tags", [])] \
+        == [2, 5], "the feedback cells, and only they, let Run All go on past a wrong answer"
     assert cells[1].source.startswith('def double(q):\n    raise NotImplementedError("Exercise 97.1 · ')
     compile(cells[1].source, "stub", "exec")
     assert "HIDDEN" not in cells[2].source and "hidden check" not in cells[2].source

@@ -21,7 +21,12 @@ copy in OUT in which
   ``points``), ids that nbgrader's schema accepts (:func:`grade_id`), so that nbgrader's
   ``generate_assignment``, ``validate`` and ``autograde`` take the notebooks as they are and
   ``labkit grade`` finds an answer cell whose feedback cell was deleted
-  (:func:`parse_grade_id`, which also reads the older ``answer-N.M``).
+  (:func:`parse_grade_id`, which also reads the older ``answer-N.M``);
+- feedback cells are tagged ``raises-exception`` (:data:`FEEDBACK_TAG`), the tag with which
+  JupyterLab's Run All and nbclient go on past a cell that fails: a wrong answer shows its
+  feedback and the notebook runs on.  The reference chapters carry no such tag, so there a
+  wrong answer still fails the run (nbval, CI).  The grader and nbgrader do not depend on it:
+  both run every cell whatever it raises.
 
 Then every solution and hidden-test line (whitespace removed, at least
 :data:`MIN_SECRET` characters) is searched for in every string of the copy; if one is
@@ -30,9 +35,10 @@ that the notebook also shows outside every region (``<freejoint/>`` in a hint, s
 secret: it is listed in :attr:`StudentCopy.public_lines` instead.
 
 The copy runs in a fresh kernel up to its first exercise and stops there with the
-exercise's ``NotImplementedError``.  OUT may not be, or lie inside, a source folder, and
-existing files are only replaced with ``force``.  Only notebooks are written; course
-models are found as before (``LABKIT_MODELS`` or the repository's ``models/``).
+exercise's ``NotImplementedError`` (answer cells are not tagged: a blank answer stops Run
+All).  OUT may not be, or lie inside, a source folder, and existing files are only replaced
+with ``force``.  Only notebooks are written; course models are found as before
+(``LABKIT_MODELS`` or the repository's ``models/``).
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "FEEDBACK_TAG",
     "MIN_SECRET",
     "ExerciseCall",
     "SolutionLeak",
@@ -64,6 +71,7 @@ __all__ = [
     "nbgrader_metadata",
     "parse_grade_id",
     "student_notebook",
+    "tag_feedback_cells",
     "write_student_copies",
 ]
 
@@ -81,6 +89,10 @@ HIDDEN_TAGS = frozenset({"hidden-tests", "hidden_tests"})
 CELL_METADATA = ("tags", "editable", "deletable", "slideshow", "nbgrader")
 NOTEBOOK_METADATA = ("kernelspec", "language_info")
 MARKDOWN_STUB = "YOUR ANSWER HERE"
+FEEDBACK_TAG = "raises-exception"
+"""The cell tag with which JupyterLab's Run All and nbclient (``NotebookClient``) continue
+past a cell that raises; nbval accepts an error in such a cell too, so only student copies
+carry it, on their feedback cells."""
 
 
 class StudentCopyError(ValueError):
@@ -374,6 +386,7 @@ def student_notebook(notebook: Any) -> StudentCopy:
         cells.append(cell)
     nb.cells = cells
     _clean(nb)
+    tag_feedback_cells(nb)
 
     # what the source shows outside every region is public; everything else must be gone
     visible = [_norm(text) for text, parts in zip(kept, split, strict=True) if parts]
@@ -408,6 +421,25 @@ def _clean(nb: Any) -> None:
             cell.metadata["tags"] = tags
         else:
             cell.get("metadata", {}).pop("tags", None)
+
+
+def tag_feedback_cells(nb: Any) -> int:
+    """Tag every feedback cell of a student copy :data:`FEEDBACK_TAG` (in place) and return
+    how many there are.
+
+    A feedback cell is one that :func:`nbgrader_metadata` made a grade cell without a
+    solution: it calls ``labkit.exercise("N.M")`` and holds no answer, so the tag lets Run
+    All go past a wrong answer's feedback and never past an answer stub.
+    """
+    tagged = 0
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            tags = cell.metadata.setdefault("tags", [])
+            if FEEDBACK_TAG not in tags:
+                tags.append(FEEDBACK_TAG)
+            tagged += 1
+    return tagged
 
 
 # -- nbgrader ---------------------------------------------------------------------------------

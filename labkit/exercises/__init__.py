@@ -10,8 +10,9 @@ The feedback cell reads the exercise's declared answer variables (here ``rho``) 
 notebook, turns them into JSON data, and runs the exercise's checker from
 ``labkit.exercises.ch01`` on that data: requirements met and missed, a hint, points.  A
 missed requirement raises :class:`ExerciseFailed`, so a wrong reference solution fails
-CI.  ``labkit grade`` runs the very same checker on the same data, collected from the
-student's sandboxed kernel by :func:`collect` and scored in a separate process, so
+CI; in a notebook its error output is one line, under the feedback box, with no
+traceback.  ``labkit grade`` runs the very same checker on the same data, collected from
+the student's sandboxed kernel by :func:`collect` and scored in a separate process, so
 nothing a student writes in the notebook can change how an answer is scored.
 
 Under nbgrader (``nbgrader autograde`` or ``validate``) the feedback cell follows
@@ -36,6 +37,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import reporting
+from ..display import fmt
 from .answers import encode
 from .core import Exercise, ExerciseFailed, Spec, chapter_specs, checker, spec
 
@@ -87,7 +89,12 @@ def exercise(number: str) -> float | None:
     show the feedback.
 
     Raises :class:`ExerciseFailed` (its message is the feedback) when a requirement is
-    not met; returns None, so the cell shows only the feedback.
+    not met; returns None, so the cell shows only the feedback.  In a notebook the feedback
+    is shown once, as the box: the cell's error output is one line naming the exercise and
+    its score, with no traceback (:meth:`ExerciseFailed._render_traceback_`).  The cell
+    still fails, which stops Run All, nbval and CI on a wrong reference solution; the
+    learner's copy (``labkit student``) tags its feedback cells ``raises-exception``, so
+    there Run All goes on to the next cells.
 
     Under nbgrader (:func:`nbgrader_mode`) it never raises for an answer: it shows the
     feedback and returns the score, a float, as the cell's result, because nbgrader gives a
@@ -106,7 +113,11 @@ def exercise(number: str) -> float | None:
     graded = spec(number).grade(answers_of(number, namespace))
     reporting.publish(graded.text(), graded._repr_html_())
     if not graded.passed:
-        raise ExerciseFailed(graded.text())
+        # the box above is the feedback; in IPython the error shows only this line (see
+        # ExerciseFailed._render_traceback_), elsewhere the message is the whole feedback
+        shown = (f"Exercise {graded.number} is not solved yet ({fmt(graded.score)}/"
+                 f"{fmt(graded.points)} points): the feedback above says what to change")
+        raise ExerciseFailed(graded.text(), shown=shown)
     return None
 
 
