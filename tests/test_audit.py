@@ -639,7 +639,10 @@ def test_timeconst_clamped_uses_the_contacts_mixed_solref(floor, ball):
     clamped = 0 < solref[0] < 2 * report.model.opt.timestep
     assert bool(report.of("timeconst-clamped")) == clamped
     if clamped:
-        assert report.of("timeconst-clamped")[0].measured == pytest.approx(solref[0], rel=1e-9)
+        (finding,) = report.of("timeconst-clamped")
+        assert finding.measured == pytest.approx(solref[0], rel=1e-9)
+        (pair,) = finding.detail["pairs"]  # the pair that asks for it, named
+        assert pair.startswith("geom #0") and pair.endswith("in body #1")
 
 
 @pytest.mark.parametrize("root, exception", [("", True), ("<freejoint/>", False)])

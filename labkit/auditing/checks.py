@@ -44,6 +44,7 @@ class Subject:
     data: mujoco.MjData
     degree: bool | None = None
     key: int | None = None
+    partner: dict[int, int] | None = None  # geom → the geom of its most clamped contact
 
     def name(self, kind: str, index: int) -> str:
         """``"geom 'pad'"``, or for an unnamed element ``"geom #3 in body 'hand'"``."""
@@ -328,7 +329,7 @@ def timeconst_clamped(s: Subject) -> Iterator[Finding]:
     # (kind, the time constant of each element's rows, which elements make rows, the rows)
     sources = [
         ("geom", _contact_timeconsts(s), np.full(model.ngeom, contacts and not override),
-         "their contacts (the two geoms' solref mixed)"),
+         "their contacts"),
         ("pair", _column(model.pair_solref), np.full(model.npair, contacts and not override),
          "their contacts"),
         ("joint", _column(model.jnt_solref), (model.jnt_limited != 0) & limits, "their limits"),
@@ -350,18 +351,28 @@ def timeconst_clamped(s: Subject) -> Iterator[Finding]:
         values = sorted({float(tau[i]) for i in hit})
         names = ([s.name(kind, i) for i in hit] if kind != "option"
                  else ["option o_solref"])
+        partner = s.partner or {}
+        pairs = ({f"{s.name('geom', min(g, partner[g]))} with "
+                  f"{s.name('geom', max(g, partner[g]))}": float(tau[g])
+                  for g in hit if g in partner} if kind == "geom" else {})
+        plural = len(hit) > 1
+        asks = (f"make{'' if plural else 's'} contacts whose mixed solref asks for a time "
+                "constant of" if kind == "geom" else
+                f"ask{'' if plural else 's'} for a solref time constant of")
+        example = (f" (e.g. {next(iter(pairs))}: {pairs[next(iter(pairs))]:.3g} s; whether such "
+                   "a contact ever happens is up to the model's motion)" if pairs else "")
         geoms = hit if kind == "geom" else []
         yield _finding(
             "timeconst-clamped", "warning", names, min(values), limit, "s",
-            f"{_count(len(hit), kind)} ask{'' if len(hit) > 1 else 's'} for a solref time constant of "
-            f"{_list(values)} s, below 2·timestep = {limit:.3g} s: MuJoCo uses {limit:.3g} s "
-            f"for {role}, with no warning.",
+            f"{_count(len(hit), kind)} {asks} {_list(values)} s, "
+            f"below 2·timestep = {limit:.3g} s: MuJoCo uses {limit:.3g} s for {role}, with no "
+            f"warning{example}.",
             "The contact or limit is softer than written, so parts sink deeper and tuning "
             "timeconst below the clamp changes nothing.",
             f"raise timeconst to at least {limit:.3g} s, or lower the timestep to at most "
             f"{min(values) / 2:.3g} s if the stiffer contact is really needed "
             "(or give stiffness directly with a negative solref)", geoms,
-            requested=values, used=limit)
+            requested=values, used=limit, **({"pairs": pairs} if pairs else {}))
 
 
 def _column(solref: np.ndarray) -> np.ndarray:
@@ -394,6 +405,8 @@ def _contact_timeconsts(s: Subject) -> np.ndarray:
     out = np.full(model.ngeom, np.inf)
     np.minimum.at(out, i, tau)
     np.minimum.at(out, j, tau)
+    s.partner = {int(g): int(b if g == a else a) for a, b, t in zip(i, j, tau, strict=True)
+                 for g in (a, b) if t == out[g]}  # the pair that gives each geom its smallest
     return out
 
 
