@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import mujoco
 
 __all__ = ["can_collide", "collidable", "geom_volume", "hull_volume", "is_closed",
-           "mesh_volume", "parent_filtered", "volume_is_defined", "world_box"]
+           "mesh_volume", "volume_is_defined", "world_box"]
 
 # mjtGeom values (mjmodel.h): plane, hfield, sphere, capsule, ellipsoid, cylinder, box, mesh
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = 0, 1, 2, 3, 4, 5, 6, 7
@@ -148,32 +148,16 @@ def collidable(model: mujoco.MjModel) -> np.ndarray:
     return mask
 
 
-def parent_filtered(model: mujoco.MjModel, body1: int, body2: int) -> bool:
-    """True when MuJoCo's filter drops every contact between the two bodies because they are
-    welded together or one is the other's parent (``filterparent`` flag on; the parent test
-    does not apply when either weld is the world: engine_collision_driver.c)."""
-    import mujoco
-
-    w1, w2 = model.body_weldid[body1], model.body_weldid[body2]
-    if w1 == w2:
-        return True
-    if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT:
-        return False
-    p1 = model.body_weldid[model.body_parentid[w1]]
-    p2 = model.body_weldid[model.body_parentid[w2]]
-    return bool(w1 != 0 and w2 != 0 and (w1 == p2 or w2 == p1))
-
-
 def can_collide(model: mujoco.MjModel) -> np.ndarray:
     """Boolean (ngeom, ngeom), symmetric: pairs the collision pipeline can ever make a contact
     for — through the bitmask test (contype of one & conaffinity of the other) between bodies
     the parent filter keeps, or through an explicit ``<pair>`` — ignoring ``<exclude>`` only
     where no pair names them (mj_collision's rules)."""
+    import mujoco
+
     ctype = model.geom_contype.astype(np.int64)
     caff = model.geom_conaffinity.astype(np.int64)
     bits = ((ctype[:, None] & caff[None, :]) | (ctype[None, :] & caff[:, None])) != 0
-    import mujoco
-
     body = model.geom_bodyid
     weld = model.body_weldid
     parent = weld[model.body_parentid[weld]]
@@ -182,7 +166,9 @@ def can_collide(model: mujoco.MjModel) -> np.ndarray:
     moving = (weld[:, None] != 0) & (weld[None, :] != 0)
     if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT:
         related[:] = False
-    keep = ~(same | (related & moving))  # parent_filtered, for every pair of bodies at once
+    # MuJoCo's filter (engine_collision_driver.c): drop a pair welded together, or a weld and its
+    # weld-parent unless one of them is the world's; for every pair of bodies at once
+    keep = ~(same | (related & moving))
     for k in range(model.nexclude):
         signature = int(model.exclude_signature[k])
         b1, b2 = signature >> 16, signature & 0xFFFF
