@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # MuJoCo by Experiment: set up everything, then run the course or its tests.
 #
-#   ./run.sh lab     set up, then serve JupyterLab on course/ (prints the URL)
+#   ./run.sh lab     set up, then serve JupyterLab on your practice copies (prints the URL):
+#                    practice/ holds a blank copy of every chapter, made on the first run
+#                    and never overwritten, and reference/, the chapters with solutions
+#                    (labkit practice reset 05 | reset 5.2 | reveal 5.2; see the README)
 #   ./run.sh test    set up, then run labkit's tests and every notebook under nbval
 #   ./run.sh site    set up, then build the course's static site from the committed
 #                    notebooks (no re-execution); the last line is the path of index.html
@@ -82,6 +85,12 @@ python_env() {  # "$@": the optional dependency groups, e.g. test site
     "$python" -m venv "$venv" || die "could not create $venv (on Debian/Ubuntu: apt-get install python3-venv)"
   fi
   local want group stale="" groups spec="."
+  # JupyterLab as the course needs it, from the files Binder installs too (binder/postBuild): the
+  # widgets' state saved with the notebook (saveState), and a saved widget view whose state is
+  # missing turned back into its picture (labkit.widgets.pre_save_hook)
+  mkdir -p "$venv/share/jupyter/lab/settings/overrides.d" "$venv/etc/jupyter/jupyter_server_config.d"
+  cp binder/overrides.json "$venv/share/jupyter/lab/settings/overrides.d/mujoco-by-experiment.json"
+  cp binder/jupyter_server_extension.json "$venv/etc/jupyter/jupyter_server_config.d/mujoco-by-experiment.json"
   want="$("$venv/bin/python" -c 'import hashlib, sys
 print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest(), sys.version.split()[0])')"
   for group in course "$@"; do
@@ -119,9 +128,9 @@ case "${1:-}" in
     setup lab
     extra=()
     [ "$(id -u)" -eq 0 ] && extra+=(--allow-root)
-    say "starting JupyterLab on course/ — open the URL printed below (Ctrl+C stops it)"
-    exec "$venv/bin/jupyter" lab --no-browser --ip=127.0.0.1 \
-      --ServerApp.root_dir="$here/course" ${extra[@]+"${extra[@]}"} "$@"
+    say "starting JupyterLab on your practice copies — open the URL printed below (Ctrl+C stops it)"
+    # labkit on PATH: JupyterLab's terminals can run `labkit practice reset 5.2` as they are
+    PATH="$venv/bin:$PATH" exec "$venv/bin/labkit" practice lab -- ${extra[@]+"${extra[@]}"} "$@"
     ;;
   test)
     shift

@@ -26,10 +26,11 @@ import runpy
 import subprocess
 import sys
 
-if "google.colab" in sys.modules or os.environ.get("LABKIT_CLOUD"):  # Colab: install the course (CPU, no GPU)
+if "google.colab" in sys.modules or os.environ.get("LABKIT_CLOUD"):  # Colab: install the course
+    url = "{url}"
     if not os.path.isdir("{clone}"):
         subprocess.run(["git", "-c", "advice.detachedHead=false", "clone", "-q", "--depth=1",
-                        "--branch={tag}", "{url}"], check=True)
+                        "--branch={tag}", url], check=True)
     runpy.run_path("{clone}/cloud/install.py")
 import labkit
 labkit.setup()"""

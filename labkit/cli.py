@@ -1,5 +1,5 @@
-"""The ``labkit`` command: ``doctor``, ``audit``, ``claims``, ``execute``, ``student``, ``grade``,
-``gradescope``, ``drift``."""
+"""The ``labkit`` command: ``doctor``, ``audit``, ``claims``, ``execute``, ``practice``,
+``student``, ``grade``, ``gradescope``, ``drift``."""
 
 from __future__ import annotations
 
@@ -144,9 +144,10 @@ def main(argv: list[str] | None = None) -> int:
                                   "(for maintainers: regenerates the committed outputs)")
     execute.add_argument("notebooks", nargs="*", help="notebooks (default: all of course/)")
     execute.set_defaults(run=_execute)
-    from .classroom import gradescope, grading, student
+    from .classroom import gradescope, grading, practice, student
     from .drift import command as drift
 
+    practice.add_commands(commands)
     student.add_commands(commands)
     grading.add_commands(commands)
     gradescope.add_commands(commands)

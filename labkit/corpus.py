@@ -147,9 +147,17 @@ def _unpacked(wheel: str) -> Path:
                 if member.startswith(wheel + "/") and not member.endswith((".py", ".pyc", "/")):
                     archive.extract(member, staging)
         (staging / ".complete").write_text(spec + "\n")
+        # Two processes may fill the cache at once (the tests run in two workers): the first
+        # to finish wins, and a complete folder is never removed from under its readers.
+        if (target / ".complete").is_file():
+            return target
         if target.exists():  # an interrupted earlier attempt
-            shutil.rmtree(target)
-        staging.rename(target)
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            staging.rename(target)
+        except OSError:
+            if not (target / ".complete").is_file():
+                raise
     return target
 
 

@@ -6,12 +6,22 @@ below ``1e-9`` of the largest magnitude it is shown with, or below ``1e-12`` abs
 when shown alone (:func:`fmt`); round-off differs in its last bits between CPUs, so it
 prints as 0.  Plots are matplotlib figures detached from pyplot, so each shows once, as
 the cell's value.
+
+Every picture labkit shows carries alt text that says what it shows (:func:`image_bundle`):
+its output is ``text/html``, an ``<img alt="...">`` with the PNG inline, which JupyterLab
+and the course's site rank above ``image/png`` (whose renderers set no alt), and a
+``text/plain`` saying the same as the alt, which nbval compares (the pixels, masked by the
+test suite's sanitizer, are not).  The PNG is stored once.  After :func:`labkit.setup`, a
+matplotlib Figure shown as a cell's value (or by pyplot) is shown that way too, its alt
+made from its titles, axis labels and legend (:func:`describe`).
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +33,8 @@ if TYPE_CHECKING:
     from .recording import Recording
     from .sources import Source
 
-__all__ = ["clean", "figure", "fmt", "links", "plot"]
+__all__ = ["clean", "describe", "figure", "fmt", "image_bundle", "image_html", "links",
+           "plot", "show_figures"]
 
 ROUND_OFF = 1e-9
 """A value below ``ROUND_OFF`` times the magnitude it is shown with is round-off."""
@@ -155,3 +166,115 @@ def plot(
         ax.legend(loc="best", fontsize="small")
     ax.grid(alpha=0.3)
     return fig
+
+
+# --- pictures with alt text ------------------------------------------------------------------
+
+MOST_LABELS = 8
+""":func:`describe` names at most this many legend entries of one Axes, then "and N more"."""
+
+
+def _plain(text: str) -> str:
+    """A label as read aloud: mathtext's ``$`` delimiters dropped, whitespace collapsed."""
+    return " ".join(text.replace("$", "").split())
+
+
+def _entries(ax: Any) -> list[str]:
+    legend = ax.get_legend()
+    if legend is not None:
+        labels = [_plain(t.get_text()) for t in legend.get_texts()]
+    else:
+        labels = [_plain(label) for label in ax.get_legend_handles_labels()[1]]
+    labels = [label for label in labels if label]
+    if len(labels) > MOST_LABELS:
+        labels = [*labels[:MOST_LABELS], f"and {len(labels) - MOST_LABELS} more"]
+    return labels
+
+
+def _axes_text(ax: Any) -> tuple[str, str]:
+    """(title, what is plotted) of one Axes: ``"angle [rad] against time [s]: a, b"``."""
+    title = " · ".join(_plain(ax.get_title(loc)) for loc in ("left", "center", "right")
+                       if ax.get_title(loc).strip())
+    y, x = _plain(ax.get_ylabel()), _plain(ax.get_xlabel())
+    z = _plain(ax.get_zlabel()) if hasattr(ax, "get_zlabel") else ""
+    what = " and ".join(v for v in (y, z) if v) or "values"
+    text = f"{what} against {x}" if x else what
+    if ax.images and not ax.lines:
+        text += " (an image)"
+    entries = _entries(ax)
+    return title, text + (f": {', '.join(entries)}" if entries else "")
+
+
+def describe(fig: Figure) -> str:
+    """Alt text for a matplotlib Figure: its title and, per Axes, what is plotted against
+    what, then the lines' labels, e.g. ``"plot 'hinge angle': angle [rad] against time [s]:
+    measured, predicted"``; several Axes are listed as panels, each with its own title.
+    Colour bars are left out.
+
+    Example: ``labkit.display.describe(labkit.plot(rec, "angle"))``.
+    """
+    axes = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+    suptitle = getattr(fig, "_suptitle", None)
+    title = _plain(suptitle.get_text()) if suptitle is not None else ""
+    if not axes:
+        return "plot" + (f" '{title}'" if title else "") + " (empty)"
+    if len(axes) == 1:
+        own, text = _axes_text(axes[0])
+        title = " · ".join(t for t in (title, own) if t)
+        return "plot" + (f" '{title}'" if title else "") + f": {text}"
+    panels = []
+    for k, ax in enumerate(axes):
+        own, text = _axes_text(ax)
+        panels.append(f"panel {k + 1}" + (f" '{own}'" if own else "") + f": {text}")
+    return ("plot" + (f" '{title}'" if title else "") + f" in {len(axes)} panels; "
+            + "; ".join(panels))
+
+
+def image_html(png: bytes, alt: str, *, width: int | None = None,
+               height: int | None = None) -> str:
+    """An ``<img>`` holding ``png`` (the PNG file's bytes) inline, with ``alt`` as its text
+    alternative and tooltip; ``width``/``height`` (pixels) set its displayed size, and it never
+    grows wider than its box."""
+    size = "".join(f' {k}="{int(v)}"' for k, v in (("width", width), ("height", height)) if v)
+    encoded = base64.b64encode(png).decode("ascii")
+    text = html.escape(alt)
+    return (f'<img alt="{text}" title="{text}"{size} style="max-width:100%;height:auto" '
+            f'src="data:image/png;base64,{encoded}"/>')
+
+
+def image_bundle(png: bytes, alt: str, **size: int | None) -> dict[str, str]:
+    """A picture as a notebook output: ``{"text/html": <img alt=...>, "text/plain": alt}``
+    (see the module's docstring); ``size`` as in :func:`image_html`.  Show it with
+    ``IPython.display.display(bundle, raw=True)``."""
+    return {"text/html": image_html(png, alt, **size), "text/plain": alt}
+
+
+def _show_figure(fig: Figure) -> None:
+    """IPython's display hook for matplotlib Figures (registered by :func:`show_figures`):
+    the PNG matplotlib's inline backend would show, as :func:`image_bundle` with the
+    figure's :func:`describe` as alt text."""
+    from IPython.core.pylabtools import print_figure
+    from IPython.display import display
+
+    png = print_figure(fig, "png", bbox_inches="tight")   # None when nothing is drawn
+    if not png:  # as IPython shows an empty figure: a line of text
+        display({"text/plain": repr(fig)}, raw=True)
+        return
+    display(image_bundle(png, describe(fig)), raw=True)
+
+
+def show_figures() -> bool:
+    """Make IPython show matplotlib Figures with alt text (:func:`_show_figure`), through its
+    hook for an object's own display (``ipython_display_formatter``), registered by the
+    class's name: matplotlib is not imported.  :func:`labkit.setup` calls it.  False (and
+    nothing changed) outside IPython."""
+    if "IPython" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return False
+    shell.display_formatter.ipython_display_formatter.for_type_by_name(
+        "matplotlib.figure", "Figure", _show_figure)
+    return True

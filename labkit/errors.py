@@ -7,7 +7,7 @@ from here.
 from __future__ import annotations
 
 __all__ = ["BaselineVersionWarning", "ClaimFailed", "CorpusUnavailable", "DriftError", "ExerciseFailed",
-           "GLUnavailable", "ModelError", "SourceError", "TraceMismatch"]
+           "GLUnavailable", "ModelError", "NotAnswered", "SourceError", "TraceMismatch"]
 
 
 class GLUnavailable(RuntimeError):
@@ -63,6 +63,24 @@ class ExerciseFailed(AssertionError):
         if self.shown:
             return [self.shown]
         lines = str(self).splitlines() or [""]
+        return [f"{type(self).__name__}: {lines[0]}", *lines[1:]]
+
+
+class NotAnswered(NotImplementedError):
+    """An exercise's answer cell still holds its stub; the message says what to write.
+
+    A student or practice copy (``labkit student``, ``labkit practice``) replaces each
+    reference solution by ``raise labkit.exercises.NotAnswered("Exercise N.M · <title>:
+    replace this line with your answer (set x)")``.  In IPython it shows as that one line,
+    with no traceback (``_render_traceback_``, as :class:`ExerciseFailed`); the cell still
+    fails, so Run All stops there unless the cell is tagged ``raises-exception`` (practice
+    copies tag their answer cells).  A subclass of ``NotImplementedError``: code that
+    catches the builtin catches it too.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        """The one line IPython shows instead of a traceback: ``NotAnswered: <message>``."""
+        lines = str(self).splitlines() or ["this exercise is not answered yet"]
         return [f"{type(self).__name__}: {lines[0]}", *lines[1:]]
 
 

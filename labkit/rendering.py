@@ -1,15 +1,20 @@
 """Headless images and videos of a simulation, shown inline.
 
-Images are emitted as ``image/png`` (with a ``text/plain`` caption), so nbval compares
-the caption but not the pixels, which differ between GPUs and Mesa versions.  Videos
-and image rows go through mediapy's HTML; the test suite's sanitizer masks their base64
-payload.  Renderers are kept in a small cache (one per model and frame size) and
-closed at exit, so a notebook that shows fifty frames creates one GL context.
+Every picture and video carries a text alternative that says what it shows: the model,
+the simulation time, the camera and the title (``"render of model 'pendulum' at t = 0.5 s:
+the swinging pendulum"``).  Images and image rows are ``text/html`` ``<img alt=...>`` with
+the PNG inline (:func:`labkit.display.image_bundle`), videos a ``<video>`` with that text as
+its accessible name, and each output's ``text/plain`` says the same, so nbval compares the
+description but not the pixels, which differ between GPUs and Mesa versions (the test
+suite's sanitizer masks the base64 payload).  Renderers are kept in a small cache (one per
+model and frame size) and closed at exit, so a notebook that shows fifty frames creates one
+GL context.
 """
 
 from __future__ import annotations
 
 import atexit
+import html
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import gl, sim
+from .display import fmt, image_bundle, image_html
 from .sim import Control
 
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["close_renderers", "default_camera", "moving_box", "show", "snapshot", "video",
-           "view_box"]
+__all__ = ["UNNAMED", "close_renderers", "default_camera", "describe_render", "describe_video",
+           "model_name", "moving_box", "show", "snapshot", "video", "view_box"]
 
 _CACHE_SIZE = 4
 _renderers: OrderedDict[tuple[int, int, int], tuple[Any, Any]] = OrderedDict()
@@ -330,15 +336,105 @@ def snapshot(
         distance is None or lookat is None) else None
     cam = _camera(model, camera, azimuth, elevation, distance, lookat, box)
     renderer.update_scene(data, camera=cam, scene_option=option)
-    return renderer.render().copy()
+    return _remember(renderer.render().copy(), describe_render(model, data, camera=camera))
 
 
-def _emit_png(image: np.ndarray, caption: str) -> None:
+UNNAMED = "MuJoCo Model"
+"""The name MuJoCo gives a model whose ``<mujoco>`` element has no ``model`` attribute."""
+
+
+def model_name(model: mujoco.MjModel) -> str:
+    """The model's name (``<mujoco model="...">``; MuJoCo's default is :data:`UNNAMED`)."""
+    return bytes(model.names[: model.names.index(b"\0")]).decode("utf-8", "replace")
+
+
+def _model_words(model: mujoco.MjModel) -> str:
+    name = model_name(model)
+    return f" of model '{name}'" if name and name != UNNAMED else ""
+
+
+def _camera_words(camera: Any) -> str:
+    if isinstance(camera, str):
+        return f", camera '{camera}'"
+    if isinstance(camera, int | np.integer):
+        return f", camera #{int(camera)}"
+    return ""
+
+
+def describe_render(model: mujoco.MjModel, data: mujoco.MjData, *, camera: Any = None,
+                    title: str | None = None) -> str:
+    """What a picture of ``data``'s state shows, as its alt text: ``"render of model
+    'pendulum', camera 'side' at t = 0.5 s: <title>"``.  Left out: the model's name when it
+    has none, the camera unless it is one of the model's, and the time (``data.time``, s) when
+    it is 0, as it also is for a state set by hand (``qpos`` written, then ``mj_forward``).
+
+    Example: ``describe_render(*labkit.load("pendulum"))`` → ``"render of model 'pendulum'"``.
+    """
+    text = f"render{_model_words(model)}{_camera_words(camera)}"
+    if data.time != 0:
+        text += f" at t = {fmt(float(data.time))} s"
+    return f"{text}: {title}" if title else text
+
+
+# What each frame snapshot() returned shows (id of the array → (weak reference, text)), so a
+# row of snapshots says which model and time each picture is; a copy or a slice is not known.
+_rendered: dict[int, tuple[Any, str]] = {}
+
+
+def _remember(image: np.ndarray, text: str) -> np.ndarray:
+    key = id(image)
+    _rendered[key] = (weakref.ref(image, lambda _: _rendered.pop(key, None)), text)
+    return image
+
+
+def _what(image: Any) -> str | None:
+    entry = _rendered.get(id(image))
+    return entry[1] if entry is not None and entry[0]() is image else None
+
+
+def _png(image: np.ndarray) -> bytes:
+    """PNG bytes of an image: uint8 as it is, floats in [0, 1] scaled (mediapy.to_uint8); RGB,
+    RGBA or grey (height, width)."""
     import mediapy
+
+    return mediapy.compress_image(mediapy.to_uint8(np.asarray(image)), fmt="png")
+
+
+def _display(bundle: dict[str, str]) -> None:
     from IPython.display import display
 
-    display({"image/png": mediapy.compress_image(image, fmt="png"), "text/plain": caption},
-            raw=True)
+    display(bundle, raw=True)
+
+
+def _picture_alt(image: np.ndarray, title: str | None) -> str:
+    known = _what(image)
+    if known is not None:
+        return f"{known}: {title}" if title else known
+    size = f"{image.shape[1]}×{image.shape[0]} pixels"
+    return f"picture: {title}" if title else f"picture ({size})"
+
+
+def _row(images: Sequence[Any], titles: Sequence[str] | None) -> dict[str, str]:
+    """A row of pictures, each a <figure> with its title as caption and its alt text."""
+    if titles is not None and len(titles) != len(images):
+        raise ValueError(f"show() got {len(images)} images but {len(titles)} titles; pass "
+                         "one title per image")
+    n = len(images)
+    alts, cells = [], []
+    for k, image in enumerate(images):
+        image = np.asarray(image) if not isinstance(image, np.ndarray) else image
+        title = titles[k] if titles is not None else None
+        alt = f"picture {k + 1} of {n}, {_picture_alt(image, title)}"
+        alts.append(alt)
+        caption = (f'<figcaption style="text-align:center">{html.escape(title)}</figcaption>'
+                   if title else "")
+        cells.append(f'<figure style="margin:0">{caption}'
+                     f"{image_html(_png(image), alt, width=image.shape[1], height=image.shape[0])}"
+                     "</figure>")
+    body = "".join(cells)
+    return {"text/html": ('<div class="labkit-pictures" style="display:flex;flex-wrap:wrap;'
+                          f'gap:4px;align-items:flex-end">{body}</div>'),
+            "text/plain": "\n".join(alts)}
 
 
 def show(
@@ -349,29 +445,31 @@ def show(
     titles: Sequence[str] | None = None,
     **options: Any,
 ) -> None:
-    """Show an image inline.
+    """Show an image inline, with alt text saying what it shows.
 
     ``show(model, data, **options)`` renders the current state (options as in
-    :func:`snapshot`); ``show(image)`` shows an RGB array; ``show([img1, img2, ...],
-    titles=[...])`` shows a row of images.  ``title`` becomes the text caption that
-    nbval compares instead of the pixels.
+    :func:`snapshot`); ``show(image)`` shows an RGB array, shape (height, width, 3);
+    ``show([img1, img2, ...], titles=[...])`` shows a row of images, each titled.  ``title``
+    (and ``titles``) become part of the alt text, which is also the text nbval compares
+    instead of the pixels: say what the picture shows.  The model, the camera and the time
+    are added for a render (:func:`describe_render`), and for arrays that :func:`snapshot`
+    returned.
 
     Example: ``labkit.show(model, data, title="the pendulum at rest")``.
     """
     __tracebackhide__ = True
     if isinstance(model_or_image, list | tuple):
-        import mediapy
-
-        mediapy.show_images(list(model_or_image), titles=titles)
+        _display(_row(list(model_or_image), titles))
         return
     if isinstance(model_or_image, np.ndarray):
         image = model_or_image
+        alt = _picture_alt(image, title)
     else:
         if data is None:
             raise TypeError("show(model, data): pass the MjData to render as well")
         image = snapshot(model_or_image, data, **options)
-    caption = f"<image {image.shape[1]}×{image.shape[0]}" + (f": {title}>" if title else ">")
-    _emit_png(image, caption)
+        alt = describe_render(model_or_image, data, camera=options.get("camera"), title=title)
+    _display(image_bundle(_png(image), alt))
 
 
 _VIEW_OPTIONS = ("camera", "contacts", "forces", "frames", "transparent", "flags", "azimuth",
@@ -450,16 +548,51 @@ def video(
         if box is not None:
             boxes.append(box)
 
+    start = float(data.time)
     sim.run(model, data, duration=duration, nstep=nstep, ctrl=ctrl, every=every, sample=keep)
     clip = _film(model, states, kind, width, height, option, options,
                  (np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0))
                  if boxes else None)
     if inline:
-        import mediapy
-
-        _ffmpeg_ready()
-        mediapy.show_video(clip, fps=1.0 / (every * model.opt.timestep), title=title)
+        rate = 1.0 / (every * model.opt.timestep)
+        _display(_video_bundle(clip, rate, describe_video(
+            model, start, float(data.time), len(clip), rate, camera=options.get("camera"),
+            title=title), title))
     return clip
+
+
+def describe_video(model: mujoco.MjModel, start: float, end: float, frames: int, fps: float,
+                   *, camera: Any = None, title: str | None = None) -> str:
+    """What a clip shows, as its text alternative: ``"video of model 'pendulum', t = 0 to 2 s,
+    61 frames at 30 fps (real time): <title>"``; times in s.
+
+    Example: ``describe_video(model, 0.0, 2.0, 61, 30.0)``.
+    """
+    text = (f"video{_model_words(model)}{_camera_words(camera)}, t = {fmt(start)} to "
+            f"{fmt(end)} s, {frames} frames at {fmt(fps, digits=3)} fps (real time)")
+    return f"{text}: {title}" if title else text
+
+
+def _video_bundle(clip: np.ndarray, fps: float, alt: str, title: str | None) -> dict[str, str]:
+    """A clip as a notebook output: an H.264 ``<video>`` (mediapy's encoding, as
+    ``mediapy.show_video`` makes it) named by ``alt`` (``aria-label`` and tooltip), the same
+    text as its fallback content and as the output's ``text/plain``, under its title."""
+    import base64
+
+    import mediapy
+
+    _ffmpeg_ready()
+    encoded = base64.b64encode(mediapy.compress_video(clip, fps=fps)).decode("ascii")
+    text = html.escape(alt)
+    height, width = clip.shape[1:3]
+    caption = (f'<figcaption style="text-align:center">{html.escape(title)}</figcaption>'
+               if title else "")
+    return {"text/html": (
+        f'<figure class="labkit-video" style="margin:0;display:inline-block">{caption}'
+        f'<video controls loop autoplay muted playsinline width="{width}" height="{height}" '
+        f'style="max-width:100%;height:auto" aria-label="{text}" title="{text}">'
+        f'<source src="data:video/mp4;base64,{encoded}" type="video/mp4"/>{text}</video>'
+        "</figure>"), "text/plain": alt}
 
 
 def _film(model: mujoco.MjModel, states: list[np.ndarray], kind: Any, width: int, height: int,

@@ -9,7 +9,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 
-from . import gl
+from . import display, gl
 from .errors import BaselineVersionWarning
 
 __all__ = ["BASELINE_MUJOCO", "BaselineVersionWarning", "Session", "setup"]
@@ -82,7 +82,8 @@ def _renderer_string(backend: gl.Backend) -> str:
 
 
 def setup(*, seed: int = 0, precision: int = 4, quiet: bool = False) -> Session:
-    """Prepare a notebook: GL backend, print precision, RNG seeds, a one-line banner.
+    """Prepare a notebook: GL backend, print precision, RNG seeds, alt text on figures, a
+    one-line banner.
 
     Call it before anything imports ``mujoco``.  ``seed`` seeds numpy's and Python's
     global RNGs; ``precision`` is numpy's print precision (digits).  Prints the banner
@@ -104,6 +105,7 @@ def setup(*, seed: int = 0, precision: int = 4, quiet: bool = False) -> Session:
     from . import __version__
 
     np.set_printoptions(precision=precision, suppress=True)
+    display.show_figures()   # matplotlib Figures shown with alt text (labkit.display)
     np.random.seed(seed)
     random.seed(seed)
     session = Session(

@@ -17,6 +17,7 @@ import posixpath
 import re
 import shutil
 import tomllib
+from html import escape
 from pathlib import Path
 
 from docutils import nodes
@@ -62,6 +63,12 @@ nb_execution_mode = "off"
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", 55)]
 # no ipywidgets JavaScript from a CDN: widgets cannot run on a static page anyway
 nb_ipywidgets_js: dict[str, dict[str, str]] = {}
+# Each exercise's reference solution is collapsed behind a "Show solution" toggle: its cell is
+# tagged hide-cell (scripts/tag_solutions.py writes the tags; tests/test_solution_toggles.py
+# checks that exactly the solution cells carry one), and myst-nb's own <details> toggle for a
+# hidden cell says these words.  Only solution cells are hidden this way.
+nb_code_prompt_show = "Show solution"
+nb_code_prompt_hide = "Hide solution"
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3  # "chapter.ipynb#a-section" links resolve, as they do on GitHub
 suppress_warnings = ["toc.empty_glob"]  # the drift report's entry matches once course/drift.md exists
@@ -71,6 +78,7 @@ html_theme = "sphinx_book_theme"
 html_title = "MuJoCo by Experiment"
 html_static_path = ["static"]
 html_css_files = ["course.css"]
+html_js_files = ["search-summary.js"]
 html_last_updated_fmt = None
 # light by default: the stored outputs (claims, tables, plots) were styled for JupyterLab's light theme
 html_context = {"default_mode": "light"}
@@ -86,6 +94,9 @@ html_theme_options = {
                        "notebook_interface": "jupyterlab"},
     "show_toc_level": 2,
     "navigation_with_keys": False,
+    # one search field: the primary sidebar's (sphinx-book-theme puts it there); pydata's
+    # default would add a second one in a header bar above it
+    "navbar_persistent": [],
 }
 
 # MathJax 3.2.2 is served from the site itself, so formulas render offline.  The files come from
@@ -153,6 +164,35 @@ def _add_colab_link(app, doctree, docname) -> None:
     section.insert(1, nodes.raw("", html, format="html"))
 
 
+# myst-nb's toggle of a hidden cell is a <details> whose <summary> says "Show solution" but is
+# named "Toggle hidden content" (aria-label): a screen reader would not say the words on the
+# button (axe: label-content-name-mismatch).  The same element without that aria-label: its
+# name is then its visible words.
+def _visit_hidden_cell(self, node) -> None:
+    classes = " ".join(node["classes"])
+    show, hide = escape(node["prompt_show"]), escape(node["prompt_hide"])
+    self.body.append(f'<details class="admonition hide {classes}">\n<summary>\n'
+                     f'<p class="collapsed admonition-title">{show}</p>\n'
+                     f'<p class="expanded admonition-title">{hide}</p>\n</summary>\n')
+
+
+def _depart_hidden_cell(self, node) -> None:
+    self.body.append("</details>\n")
+
+
+# A table whose cells are all short (the drift report's counts, a case table) keeps each cell on
+# one line and scrolls sideways in its own box on a narrow screen (pydata-sphinx-theme wraps every
+# table in a scrolling container) instead of squeezing its words into columns one word wide.
+SHORT_CELL = 40  # characters: "57 hold · 4 changed · 2 error" is 29
+
+
+def _mark_data_tables(app, doctree, docname) -> None:
+    for table in doctree.findall(nodes.table):
+        cells = [entry.astext() for entry in table.findall(nodes.entry)]
+        if cells and max(len(" ".join(c.split())) for c in cells) <= SHORT_CELL:
+            table["classes"].append("data-table")
+
+
 def _copy_mathjax(app, exc) -> None:
     if exc is not None or app.builder.format != "html":
         return
@@ -166,6 +206,10 @@ def _copy_mathjax(app, exc) -> None:
 
 
 def setup(app):
+    from myst_nb.sphinx_ import HideCodeCellNode
+
+    app.add_node(HideCodeCellNode, override=True, html=(_visit_hidden_cell, _depart_hidden_cell))
+    app.connect("doctree-resolved", _mark_data_tables)
     app.connect("build-finished", _copy_mathjax)
     app.add_transform(HtmlAnchors)
     app.connect("doctree-resolved", _rewrite_local_links)

@@ -3,11 +3,12 @@
 :func:`serve` starts JupyterLab on scratch copies of chapters (JupyterLab saves the
 notebooks it runs; the course's own files must not change); :class:`Lab` drives one
 notebook page through Playwright: open it, run all cells, move a widget's slider and time
-the new figure.
+the new figure, save, shut the kernel down, reload, and say what a widget cell shows.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -27,6 +28,9 @@ from labkit.models import models_dir
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WIDGET = ".jp-OutputArea-output .widget-interact"   # a labkit.interactive (ipywidgets.interactive) view
+# JavaScript: the first code cell on the page whose code calls labkit.interactive (or undefined)
+WIDGET_CELL = """() => [...document.querySelectorAll('.jp-CodeCell')].find(
+    c => c.querySelector('.jp-InputArea')?.textContent.includes('labkit.interactive('))"""
 
 
 def chromium() -> str:
@@ -44,18 +48,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(chapters: Sequence[str], scratch: Path) -> Iterator[tuple[str, str]]:
+def serve(chapters: Sequence[str], scratch: Path, *,
+          windowing: str = "none") -> Iterator[tuple[str, str]]:
     """A JupyterLab server on copies of ``chapters`` (file names in course/) in ``scratch``;
-    yields its base URL and token, and stops it afterwards."""
+    yields its base URL and token, and stops it afterwards.  ``windowing``: the notebook's
+    windowing mode; "none" (the tests) puts every cell on the page at once, so that what a
+    run shows can be counted; "contentVisibility", JupyterLab 4.6's default, attaches cells
+    off screen later and does not paint them (what a learner's JupyterLab does)."""
     work = scratch / "course"
     work.mkdir(parents=True)
     for chapter in chapters:
         shutil.copy(course_dir() / chapter, work)
     port, token = free_port(), secrets.token_hex(16)
-    # user settings: render every cell (JupyterLab's windowing drops off-screen cells from
-    # the page) and do not ask about news
+    # user settings: the windowing mode, and do not ask about news
     settings = scratch / "settings" / "@jupyterlab"
-    for extension, file, value in (("notebook-extension", "tracker", '{"windowingMode": "none"}'),
+    cells = json.dumps({"windowingMode": windowing})
+    for extension, file, value in (("notebook-extension", "tracker", cells),
                                    ("apputils-extension", "notification", '{"fetchNews": "false"}')):
         (settings / extension).mkdir(parents=True)
         (settings / extension / f"{file}.jupyterlab-settings").write_text(value)
@@ -94,13 +102,78 @@ class Lab:
     """One notebook open in JupyterLab, in a Playwright ``page``."""
 
     def __init__(self, page: Any, url: str, token: str, chapter: str) -> None:
-        self.page = page
+        self.page, self.chapter = page, chapter
         # a workspace of its own, reset: only this notebook is open (JupyterLab would restore
         # the tabs an earlier page of the same server had open)
         page.goto(f"{url}/lab/workspaces/{Path(chapter).stem}/tree/{chapter}?token={token}&reset")
-        page.wait_for_function("window.jupyterapp && document.querySelector('.jp-Notebook .jp-Cell')",
-                               timeout=120_000)
+        self._opened()
+
+    def _opened(self) -> None:
+        self.page.wait_for_function(
+            "window.jupyterapp && document.querySelector('.jp-Notebook .jp-Cell')", timeout=120_000)
         self.wait_idle(120_000)
+
+    def reload(self) -> None:
+        """Reload the page (the notebook reopens from its file; JupyterLab starts a kernel if
+        none runs for it), until its kernel is idle and the widget cell shows something other
+        than "Loading widget..." (a widget, a picture or an error)."""
+        self.page.reload()
+        self._opened()
+        self.scroll_to_widgets()
+        self.page.wait_for_function("""() => {
+            const cell = (""" + WIDGET_CELL + """)();
+            if (!cell) return false;
+            const out = cell.querySelector('.jp-OutputArea'), text = out.textContent;
+            return !text.includes('Loading widget') && (text.includes('Error displaying widget')
+                || out.querySelector('.widget-interact, img') !== null);
+        }""", timeout=60_000, polling=250)
+
+    def save(self) -> dict[str, Any]:
+        """Save with Ctrl+S, as a reader does, until the server has written the file; returns
+        what the saved file holds: each widget view's model id and whether the notebook
+        stores that widget's state ``{"views": [...], "stored": [...]}``."""
+        page = self.page
+        before = page.evaluate(
+            "window.jupyterapp.shell.currentWidget.context.contentsModel.last_modified")
+        page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").first.click()
+        page.keyboard.press("Control+s")
+        page.wait_for_function(
+            """before => {
+                const context = window.jupyterapp.shell.currentWidget.context;
+                return context.contentsModel.last_modified !== before && !context.model.dirty;
+            }""", arg=before, timeout=60_000, polling=200)
+        return page.evaluate("""async path => {
+            const nb = (await window.jupyterapp.serviceManager.contents.get(path)).content;
+            const widgets = nb.metadata.widgets ?? {};
+            const state = widgets['application/vnd.jupyter.widget-state+json']?.state ?? {};
+            const views = nb.cells.flatMap(c => c.outputs ?? []).map(o => o.data ?? {})
+                .map(d => d['application/vnd.jupyter.widget-view+json']?.model_id).filter(Boolean);
+            return {views, stored: views.map(v => v in state)};
+        }""", self.chapter)
+
+    def set_windowing(self, mode: str) -> None:
+        """Set the notebook's windowing mode (see :func:`serve`) for the pages loaded next."""
+        self.page.evaluate("""mode => window.jupyterapp.serviceManager.settings.save(
+            '@jupyterlab/notebook-extension:tracker', JSON.stringify({windowingMode: mode}))""", mode)
+
+    def shut_down_kernel(self) -> None:
+        """Shut the notebook's kernel down (Kernel › Shut Down Kernel, without its dialog)."""
+        self.page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+        self.page.wait_for_function("!window.jupyterapp.shell.currentWidget.sessionContext.session",
+                                    timeout=30_000)
+
+    def widget_cell(self) -> dict[str, Any]:
+        """What the first cell that calls labkit.interactive shows: ``error`` (JupyterLab's
+        "Error displaying widget" anywhere on the page), ``pictures`` (images in the cell's
+        output), ``sliders``, ``live`` (a widget view connected to a kernel)."""
+        return self.page.evaluate("""() => {
+            const out = (""" + WIDGET_CELL + """)().querySelector('.jp-OutputArea');
+            return {error: document.body.textContent.includes('Error displaying widget'),
+                    pictures: out.querySelectorAll('img').length,
+                    sliders: out.querySelectorAll('.widget-slider').length,
+                    live: out.querySelector('.widget-interact') !== null
+                          && out.querySelector('.jupyter-widgets-disconnected') === null};
+        }""")
 
     def wait_idle(self, timeout: float = 60_000) -> None:
         """Until the kernel is connected and idle (the toolbar says idle before it connects)."""
@@ -110,28 +183,41 @@ class Lab:
         }""", timeout=timeout, polling=100)
 
     def run_all(self) -> tuple[int, int]:
-        """Clear the outputs, run every cell; returns (code cells, code cells executed).  Stops
-        waiting early when a cell fails."""
+        """Clear the outputs, run every cell; returns (code cells, code cells executed), read
+        from the notebook's model (JupyterLab attaches off-screen cells to the page later).
+        Stops waiting early when a cell fails."""
         page = self.page
-        code_cells = page.locator(".jp-Notebook .jp-CodeCell").count()
         page.locator(".jp-Notebook .jp-Cell").first.click()  # the notebook is the active widget
         page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
         page.wait_for_function("!document.querySelector('.jp-OutputArea-output img')", timeout=30_000)
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         # every code cell gets an execution count (or one fails and stops the run), and
         # nothing is still running
-        page.wait_for_function(
-            """n => {
-                const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-                const done = prompts.filter(p => /\\[\\d+\\]/.test(p.textContent)).length;
-                const busy = prompts.some(p => p.textContent.includes('*'));
-                const failed = document.querySelector(
-                    ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']");
-                return !busy && (done === n || failed !== null);
-            }""", arg=code_cells, timeout=240_000, polling=1000)
-        executed = page.evaluate("""[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
-            .filter(p => /\\[\\d+\\]/.test(p.textContent)).length""")
-        return code_cells, executed
+        progress = """() => {
+            const cells = [...window.jupyterapp.shell.currentWidget.content.model.cells]
+                .filter(c => c.type === 'code');
+            const failed = cells.some(c => c.outputs.toJSON().some(o => o.output_type === 'error'
+                || (o.output_type === 'stream' && o.name === 'stderr')));
+            return {cells: cells.length, done: cells.filter(c => c.executionCount !== null).length,
+                    busy: cells.some(c => c.executionState === 'running'), failed};
+        }"""
+        page.wait_for_function(f"""() => {{
+                const p = ({progress})();
+                return !p.busy && (p.done === p.cells || p.failed);
+            }}""", timeout=240_000, polling=1000)
+        seen = page.evaluate(progress)
+        return seen["cells"], seen["done"]
+
+    def scroll_to_widgets(self) -> int:
+        """Scroll each cell that calls labkit.interactive into view (JupyterLab attaches cells
+        off screen later), the last one left in view; returns how many there are."""
+        return self.page.evaluate("""async () => {
+            const notebook = window.jupyterapp.shell.currentWidget.content;
+            const cells = [...notebook.model.cells].map((c, i) => [c, i]).filter(([c]) =>
+                c.type === 'code' && c.sharedModel.getSource().includes('labkit.interactive('));
+            for (const [, index] of cells) await notebook.scrollToItem(index, 'center');
+            return cells.length;
+        }""")
 
     def widgets(self) -> Any:
         return self.page.locator(WIDGET)

@@ -618,7 +618,14 @@ def test_the_picture_shows_flagged_geoms_in_red():
     red = (image[..., 0] > 120) & (image[..., 1] < 60) & (image[..., 2] < 60)
     assert red.mean() > 0.05  # the palm and the pad, in red, framed
     assert audit("pendulum").picture() is None  # nothing flagged: no picture
-    assert "<img" in report._repr_html_()
+    import html
+
+    # its alt text names the model and the flagged geoms
+    flagged = sorted({g for f in report.findings for g in f.geoms})
+    alt = report.picture_alt()
+    assert alt.startswith(f"render of model '{report.name}': the {len(flagged)} flagged geom")
+    assert all((report.model.geom(g).name or f"#{g}") in alt for g in flagged[:6])
+    assert f'<img alt="{html.escape(alt)}"' in report._repr_html_()
 
 
 @pytest.mark.parametrize("floor, ball", [

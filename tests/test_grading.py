@@ -269,7 +269,7 @@ def classroom(tmp_path_factory, server, cli):
     handout = root / "handout"
     student.write_student_copies([START], handout)
     blank = nbformat.read(handout / START.name, as_version=4)
-    stubs = [i for i, c in enumerate(blank.cells) if "raise NotImplementedError(" in c.source]
+    stubs = [i for i, c in enumerate(blank.cells) if c.cell_type == "code" and student.STUB in c.source]
     answers = [
         i for i, c in enumerate(nbformat.read(START, as_version=4).cells) if "### BEGIN SOLUTION" in c.source
     ]

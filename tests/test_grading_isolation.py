@@ -104,7 +104,7 @@ def neighbours(tmp_path_factory):
     subs = root / "subs"
     student.write_student_copies([START], root / "handout")
     blank = nbformat.read(root / "handout" / START.name, as_version=4)
-    first = next(i for i, c in enumerate(blank.cells) if "raise NotImplementedError(" in c.source)
+    first = next(i for i, c in enumerate(blank.cells) if c.cell_type == "code" and student.STUB in c.source)
 
     def write(relative: str, nb: nbformat.NotebookNode) -> None:
         (subs / relative).parent.mkdir(parents=True, exist_ok=True)

@@ -168,3 +168,83 @@ def test_video_refuses_an_unknown_option_before_simulating(pendulum):
     with pytest.raises(TypeError, match="colour"):
         labkit.video(model, data, duration=0.1, inline=False, colour="red")
     assert data.time == 0.0
+
+
+# --- what a picture or video says it shows --------------------------------------------------
+
+@pytest.fixture
+def shown(monkeypatch):
+    """The outputs labkit.show and labkit.video would display, as a list of mimebundles."""
+    bundles: list[dict[str, str]] = []
+    monkeypatch.setattr(rendering, "_display", bundles.append)
+    return bundles
+
+
+def _alts(html: str) -> list[str]:
+    import html as markup
+    import re
+
+    return [markup.unescape(a) for a in re.findall(r'<img alt="([^"]*)"', html)]
+
+
+def _declared_name(name: str) -> str:
+    import xml.etree.ElementTree as ET
+
+    return ET.parse(labkit.model_path(name)).getroot().get("model")
+
+
+def test_a_render_says_which_model_when_and_what(pendulum, shown):
+    import base64
+    import re
+
+    model, data = pendulum
+    data.time = 0.25
+    labkit.show(model, data, width=64, height=48, title="the bob at the tilted keyframe")
+    [bundle] = shown
+    alt = (f"render of model '{_declared_name('pendulum')}' at t = 0.25 s: "
+           "the bob at the tilted keyframe")
+    assert bundle["text/plain"] == alt and _alts(bundle["text/html"]) == [alt]
+    assert set(bundle) == {"text/html", "text/plain"}, "the PNG is stored once, in the <img>"
+    png = base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", bundle["text/html"])[1])
+    assert png.startswith(b"\x89PNG")
+    assert rendering.describe_render(model, data, camera="side").startswith(
+        f"render of model '{_declared_name('pendulum')}', camera 'side' at t = 0.25 s")
+    unnamed = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><geom size='1'/></worldbody></mujoco>")
+    assert rendering.model_name(unnamed) == rendering.UNNAMED
+    assert rendering.describe_render(unnamed, mujoco.MjData(unnamed), title="a sphere") == (
+        "render: a sphere")                         # no name to give, and no time has passed
+
+
+def test_a_row_of_snapshots_titles_each_picture_and_names_its_model(pendulum, shown):
+    model, data = pendulum
+    first = labkit.snapshot(model, data, width=64, height=48)
+    data.time = 1.5
+    titles = ["at the start", "a copy, then 1.5 s"]
+    labkit.show([first, labkit.snapshot(model, data, width=64, height=48).copy()], titles=titles)
+    [bundle] = shown
+    name = _declared_name("pendulum")
+    assert _alts(bundle["text/html"]) == [
+        f"picture 1 of 2, render of model '{name}': at the start",    # t = 0: no time said
+        "picture 2 of 2, picture: a copy, then 1.5 s"]          # a copy is not known
+    assert bundle["text/plain"].splitlines() == _alts(bundle["text/html"])
+    assert bundle["text/html"].count("<figcaption") == 2
+    with pytest.raises(ValueError, match="one title per image"):
+        labkit.show([first, first], titles=["only one"])
+
+
+def test_a_video_is_named_by_what_it_shows(pendulum, shown):
+    import html as markup
+    import re
+
+    model, data = pendulum
+    clip = labkit.video(model, data, duration=0.2, fps=20, width=64, height=48, title="swing")
+    [bundle] = shown
+    rate = 1 / (round(1 / (20 * model.opt.timestep)) * model.opt.timestep)
+    alt = (f"video of model '{_declared_name('pendulum')}', t = 0 to 0.2 s, {len(clip)} frames "
+           f"at {labkit.fmt(rate, digits=3)} fps (real time): swing")
+    assert bundle["text/plain"] == alt
+    video = re.search(r"<video [^>]*>", bundle["text/html"])[0]
+    assert f'aria-label="{markup.escape(alt)}"' in video and "muted" in video
+    assert "data:video/mp4;base64," in bundle["text/html"]
+    assert markup.escape(alt) + "</video>" in bundle["text/html"], "the same text as fallback"

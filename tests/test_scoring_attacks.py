@@ -58,7 +58,7 @@ def attacked(tmp_path_factory):
     root = tmp_path_factory.mktemp("attacks")
     student.write_student_copies([START], root / "handout")
     blank = nbformat.read(root / "handout" / START.name, as_version=4)
-    first = next(i for i, c in enumerate(blank.cells) if "raise NotImplementedError(" in c.source)
+    first = next(i for i, c in enumerate(blank.cells) if c.cell_type == "code" and student.STUB in c.source)
 
     def write(name: str, nb: nbformat.NotebookNode) -> None:
         (root / "subs" / name).mkdir(parents=True)

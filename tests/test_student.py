@@ -112,17 +112,17 @@ def test_student_copy_has_no_solution_text_and_a_stub_per_exercise(copies, sourc
         assert set(cell.metadata) <= {"tags", "editable", "deletable", "slideshow", "nbgrader"}
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None
-    # one stub per solution region: a statement raising NotImplementedError that names the
-    # exercise whose feedback cell follows it
+    # one stub per solution region: a statement raising labkit.exercises.NotAnswered that names
+    # the exercise whose feedback cell follows it
     reference = [s.id for s in chapter_specs(int(source.stem[:2]))]
     stubs = []
     for index, cell in enumerate(copy.cells):
-        if "raise NotImplementedError(" in cell.source:
+        if cell.cell_type == "code" and student.STUB in cell.source:
             feedback = next(c for c in copy.cells[index:] if student.exercise_calls(c.source))
             number = student.exercise_calls(feedback.source)[0].id
             raised = [node.exc for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Raise)]
-            assert [(r.func.id, r.args[0].value.split(" · ")[0]) for r in raised] \
-                == [("NotImplementedError", f"Exercise {number}")], cell.source
+            assert [(ast.unparse(r.func), r.args[0].value.split(" · ")[0]) for r in raised] \
+                == [("labkit.exercises.NotAnswered", f"Exercise {number}")], cell.source
             stubs.append(number)
     regions = sum(line.strip() == "### BEGIN SOLUTION"
                   for c in original.cells for line in c.source.splitlines())
@@ -131,7 +131,7 @@ def test_student_copy_has_no_solution_text_and_a_stub_per_exercise(copies, sourc
     # Run All goes past a feedback cell (tagged raises-exception), never past an answer stub
     tagged = [c for c in copy.cells if student.FEEDBACK_TAG in c.metadata.get("tags", [])]
     feedback = [c for c in copy.cells if c.cell_type == "code" and student.exercise_calls(c.source)
-                and "raise NotImplementedError(" not in c.source]
+                and student.STUB not in c.source]
     assert tagged == feedback and len(feedback) == len(reference)
     assert not any(student.FEEDBACK_TAG in c.metadata.get("tags", []) for c in original.cells)
 
@@ -182,7 +182,7 @@ def test_cli_student_copy_runs_to_its_first_exercise_and_stops_there(tmp_path, c
     assert sha(source) == before
     assert f"✔ {tmp_path / 'class' / START.name} ← {source}" in out
     first = chapter_specs(0)[0].id
-    assert f"✔ runs up to its first exercise and stops there with NotImplementedError: Exercise {first}" \
+    assert f"✔ runs up to its first exercise and stops there with NotAnswered: Exercise {first}" \
         in out
     assert "1 student notebooks written to" in out
 
@@ -207,7 +207,7 @@ def test_student_refuses_to_write_over_or_inside_its_sources(tmp_path, cli):
     assert status == 2 and "refusing to overwrite" in text and "--force" in text
     assert (out / "99_tiny.ipynb").read_text() == "changed"
     assert cli("student", src, out, "--force")[0] == 0
-    assert "raise NotImplementedError" in (out / "99_tiny.ipynb").read_text()
+    assert "raise labkit.exercises.NotAnswered" in (out / "99_tiny.ipynb").read_text()
     assert tree_hashes(src) == before
 
 
@@ -234,7 +234,7 @@ def test_regions_hidden_tests_outputs_metadata_and_attachments():
     assert json.dumps(nb) == original, "the input notebook is not modified"
     cells = made.notebook.cells
     assert len(cells) == 6, "the hidden-tests cell is dropped"
-    assert cells[0].source.startswith("setup = 1\nraise NotImplementedError(\"Exercise 97.1 · Multiply: ")
+    assert cells[0].source.startswith(f"setup = 1\n{student.STUB}\"Exercise 97.1 · Multiply: ")
     assert cells[0].source.endswith("(set secret_value)\")\nprint('done')")
     assert cells[0].outputs == [] and cells[0].execution_count is None
     assert dict(cells[0].metadata) == {"tags": ["keep-me"], "nbgrader": {
@@ -244,12 +244,12 @@ def test_regions_hidden_tests_outputs_metadata_and_attachments():
                                             "grade_id": "feedback-97_1", "points": 2.0, "schema_version": 3}
     assert [i for i, c in enumerate(cells) if student.FEEDBACK_TAG in c.metadata.get("tags", [])] \
         == [2, 5], "the feedback cells, and only they, let Run All go on past a wrong answer"
-    assert cells[1].source.startswith('def double(q):\n    raise NotImplementedError("Exercise 97.1 · ')
+    assert cells[1].source.startswith(f'def double(q):\n    {student.STUB}"Exercise 97.1 · ')
     compile(cells[1].source, "stub", "exec")
     assert "HIDDEN" not in cells[2].source and "hidden check" not in cells[2].source
     assert cells[2].source.rstrip() == 'labkit.exercise("97.1")'
     assert cells[3].source == "Why?\nYOUR ANSWER HERE" and "attachments" not in cells[3]
-    assert cells[4].source.startswith("raise NotImplementedError(\"Exercise 97.2 · Doubling")
+    assert cells[4].source.startswith(f"{student.STUB}\"Exercise 97.2 · Doubling")
     assert "tags" not in cells[4].metadata and cells[4].metadata["nbgrader"]["grade_id"] == "answer-97_2"
     ids = [c.metadata["nbgrader"]["grade_id"] for c in cells if "nbgrader" in c.metadata]
     assert all(NBGRADER_ID.match(i) for i in ids) and len(set(ids)) == len(ids), ids

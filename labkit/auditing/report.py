@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -172,11 +170,21 @@ class Report:
         if image is not None:
             import mediapy
 
-            buffer = io.BytesIO(mediapy.compress_image(image, fmt="png"))
-            encoded = base64.b64encode(buffer.getvalue()).decode()
-            table += (f'<img alt="{html.escape(self.name)}: flagged geoms in red" '
-                      f'src="data:image/png;base64,{encoded}"/>')
+            from ..display import image_html
+
+            table += image_html(mediapy.compress_image(image, fmt="png"), self.picture_alt(),
+                                width=image.shape[1], height=image.shape[0])
         return table
+
+    def picture_alt(self) -> str:
+        """What :meth:`picture` shows, as its alt text: the model, and the flagged geoms by
+        name (an unnamed one as ``#id``), in red."""
+        flagged = sorted({g for f in self.findings for g in f.geoms})
+        names = [(self.model.geom(g).name or f"#{g}") if self.model is not None else f"#{g}"
+                 for g in flagged]
+        return (f"render of model '{self.name}': the {len(flagged)} flagged "
+                f"geom{'' if len(flagged) == 1 else 's'} in red ({_short(tuple(names))}), "
+                "the rest faded")
 
 
 def _num(value: float) -> str:

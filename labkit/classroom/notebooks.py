@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Run", "course_dir", "course_notebooks", "execute"]
+__all__ = ["SOLUTION_TOGGLE", "Run", "course_dir", "course_notebooks", "execute",
+           "solution_cells", "tag_solutions"]
 
 
 
@@ -92,3 +94,41 @@ def execute(path: Path, *, env: dict[str, str] | None = None, timeout: int = 300
             if manager.has_kernel:
                 run_sync(manager.shutdown_kernel)(now=True)
     return Run(path, notebook, time.perf_counter() - start, error)
+
+
+SOLUTION_TOGGLE = "hide-cell"
+"""The cell tag that collapses an exercise's reference solution on the course's site: myst-nb
+hides a ``hide-cell`` cell behind a toggle, which site/conf.py labels "Show solution"."""
+
+
+def solution_cells(notebook: Any) -> list[int]:
+    """Indexes of the notebook's reference-solution code cells: those with a ``### BEGIN
+    SOLUTION`` region or tagged ``solution``, as :mod:`labkit.classroom.student` finds them."""
+    from .student import SOLUTION_TAGS, has_solution
+
+    return [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code" and (
+        has_solution(cell.source) or SOLUTION_TAGS & set(cell.metadata.get("tags", [])))]
+
+
+def tag_solutions(notebook: Any) -> dict[str, list[int]]:
+    """Tag every solution cell :data:`SOLUTION_TOGGLE`, and untag every other cell, in place.
+
+    Returns the cell indexes changed: ``{"tagged": [...], "untagged": [...]}`` (both empty
+    when the notebook was already right).  Only the tags change; sources, outputs and the
+    other metadata stay as they are.
+    """
+    solutions = set(solution_cells(notebook))
+    changed: dict[str, list[int]] = {"tagged": [], "untagged": []}
+    for index, cell in enumerate(notebook.cells):
+        tags = list(cell.metadata.get("tags", []))
+        if index in solutions and SOLUTION_TOGGLE not in tags:
+            cell.metadata["tags"] = [*tags, SOLUTION_TOGGLE]
+            changed["tagged"].append(index)
+        elif index not in solutions and SOLUTION_TOGGLE in tags:
+            kept = [t for t in tags if t != SOLUTION_TOGGLE]
+            if kept:
+                cell.metadata["tags"] = kept
+            else:
+                cell.metadata.pop("tags")
+            changed["untagged"].append(index)
+    return changed

@@ -223,8 +223,9 @@ def _run_problem(
 
 
 def _unanswered(error: dict[str, str]) -> bool:
-    """An exercise's stub still raising: its own score says so, it is no problem of the run."""
-    return error["ename"] == "NotImplementedError" and error["evalue"].startswith("Exercise")
+    """An exercise's stub still raising (``NotAnswered``; ``NotImplementedError`` in copies made
+    by earlier labkit versions): its own score says so, it is no problem of the run."""
+    return error["ename"] in ("NotAnswered", "NotImplementedError") and error["evalue"].startswith("Exercise")
 
 
 def _error_problems(nb: Any, errors: dict[int, dict[str, str]]) -> list[str]:
@@ -279,7 +280,7 @@ def _score(
         text = f"{mark} {r.get('requirement', '')}" + (f": {r['message']}" if r.get("message") else "")
         (score.hidden_messages if r.get("hidden") else score.messages).append(text)
     if all_missing and stubs:
-        score.messages.insert(0, f"not answered yet: cell {stubs[0] + 1} still raises NotImplementedError")
+        score.messages.insert(0, f"not answered yet: cell {stubs[0] + 1} still raises its stub (NotAnswered)")
 
 
 def fill(

@@ -4,11 +4,13 @@
 copy in OUT in which
 
 - every ``### BEGIN SOLUTION`` / ``### END SOLUTION`` region of a code cell is replaced by
-  one line, ``raise NotImplementedError("Exercise N.M · <title>: ...")``, at the marker's
-  indentation; the lines before and after the region stay.  ``N.M`` comes from the next
-  ``labkit.exercise("N.M")`` call (in the same cell after the region, or in a following
-  code cell) and the title from labkit's checker of that exercise.  In a markdown cell
-  the region becomes ``YOUR ANSWER HERE`` (nbgrader's convention);
+  one line, ``raise labkit.exercises.NotAnswered("Exercise N.M · <title>: ...")``
+  (:data:`STUB`; a ``NotImplementedError`` that IPython shows as that one line, with no
+  traceback), at the marker's indentation; the lines before and after the region stay.
+  ``N.M`` comes from the next ``labkit.exercise("N.M")`` call (in the same cell after the
+  region, or in a following code cell) and the title from labkit's checker of that
+  exercise.  In a markdown cell the region becomes ``YOUR ANSWER HERE`` (nbgrader's
+  convention);
 - every ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS`` region is removed, markers
   included, and cells tagged ``hidden-tests`` are dropped (nbconvert's
   ``TagRemovePreprocessor``); a cell tagged ``solution`` is treated as one solution region;
@@ -35,10 +37,11 @@ that the notebook also shows outside every region (``<freejoint/>`` in a hint, s
 secret: it is listed in :attr:`StudentCopy.public_lines` instead.
 
 The copy runs in a fresh kernel up to its first exercise and stops there with the
-exercise's ``NotImplementedError`` (answer cells are not tagged: a blank answer stops Run
-All).  OUT may not be, or lie inside, a source folder, and existing files are only replaced
-with ``force``.  Only notebooks are written; course models are found as before
-(``LABKIT_MODELS`` or the repository's ``models/``).
+exercise's ``NotAnswered`` (answer cells are not tagged: a blank answer stops Run All; the
+self-learner's practice copies of :mod:`.practice` tag them too).  OUT may not be, or lie
+inside, a source folder, and existing files are only replaced with ``force``.  Only
+notebooks are written; course models are found as before (``LABKIT_MODELS`` or the
+repository's ``models/``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from typing import Any
 __all__ = [
     "FEEDBACK_TAG",
     "MIN_SECRET",
+    "STUB",
     "ExerciseCall",
     "SolutionLeak",
     "StudentCopy",
@@ -89,6 +93,8 @@ HIDDEN_TAGS = frozenset({"hidden-tests", "hidden_tests"})
 CELL_METADATA = ("tags", "editable", "deletable", "slideshow", "nbgrader")
 NOTEBOOK_METADATA = ("kernelspec", "language_info")
 MARKDOWN_STUB = "YOUR ANSWER HERE"
+STUB = "raise labkit.exercises.NotAnswered("
+"""How every answer stub of a code cell begins (then the JSON string of its message and ``)``)."""
 FEEDBACK_TAG = "raises-exception"
 """The cell tag with which JupyterLab's Run All and nbclient (``NotebookClient``) continue
 past a cell that raises; nbval accepts an error in such a cell too, so only student copies
@@ -366,7 +372,7 @@ def student_notebook(notebook: Any) -> StudentCopy:
             exercises += [call.id if call else "?"] * parts.stubs
             if cell.cell_type == "code":
                 # a JSON string is a valid Python literal, in the course's double quotes
-                stub = f"raise NotImplementedError({json.dumps(_prompt(call, names), ensure_ascii=False)})\n"
+                stub = f"{STUB}{json.dumps(_prompt(call, names), ensure_ascii=False)})\n"
             else:
                 stub = MARKDOWN_STUB + "\n"
         if parts.stubs or parts.hidden:
@@ -639,20 +645,29 @@ def write_student_copies(sources: Iterable[Path | str], out: Path | str, *, forc
 
 def check_student_copy(path: Path | str, *, timeout: int = 300) -> tuple[bool, str]:
     """Run a student copy in a fresh kernel (cwd: its folder) and confirm that it stops at
-    its first exercise with that exercise's ``NotImplementedError``.  Returns (ok, what)."""
+    its first exercise with that exercise's ``NotAnswered``; or, when that answer cell is
+    tagged :data:`FEEDBACK_TAG` (a practice copy), that the run goes on to the end and the
+    cell shows that ``NotAnswered``.  Returns (ok, what)."""
     import nbformat
 
     from .notebooks import execute
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    first = next((c for c in nb.cells if c.cell_type == "code" and "raise NotImplementedError(" in c.source),
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and STUB in c.source),
                  None)
     run = execute(path, timeout=timeout)
     if first is None:
         return run.error is None, run.error or "runs to the end (it has no exercise stub)"
-    match = re.search(r"NotImplementedError\(\"(Exercise [^ :\"]*)", first.source)
-    want = f"NotImplementedError: {match.group(1) if match else 'Exercise'}"
+    match = re.search(re.escape(STUB) + r"\"(Exercise [^ :\"]*)", nb.cells[first].source)
+    want = f"NotAnswered: {match.group(1) if match else 'Exercise'}"
+    if FEEDBACK_TAG in nb.cells[first].get("metadata", {}).get("tags", []):
+        shown = [f"{o.ename}: {o.evalue}" for o in run.notebook.cells[first].outputs
+                 if o.output_type == "error"]
+        if run.error is None and shown and shown[0].startswith(want):
+            return True, f"runs to the end; its first exercise shows {shown[0].split(' · ')[0]}"
+        return False, (f"expected it to run to the end with {want}… in cell {first + 1}, but got "
+                       f"{run.error or (shown[0] if shown else 'no error there')}")
     if run.error and run.error.startswith(want):
         return True, f"runs up to its first exercise and stops there with {run.error.split(' · ')[0]}"
     return False, f"expected it to stop with {want}…, but got {run.error or 'no error'}"
@@ -693,8 +708,8 @@ def add_commands(subparsers: Any) -> None:
         "student", help="write student copies of notebooks: solutions replaced by stubs, "
         "outputs cleared, nothing leaked",
         description="Write student copies of notebooks to OUT: every BEGIN/END SOLUTION region "
-        "becomes a stub that raises NotImplementedError naming the exercise, hidden tests are "
-        "removed, outputs/execution counts/attachments/metadata are cleared, and the copy is "
+        "becomes a stub that raises NotAnswered (a NotImplementedError) naming the exercise, hidden "
+        "tests are removed, outputs/execution counts/attachments/metadata are cleared, and the copy is "
         "refused if any solution text survives.")
     parser.add_argument("sources", nargs="+", metavar="SRC", help="notebooks or folders of notebooks")
     parser.add_argument("out", metavar="OUT", help="folder for the copies (not inside a source's folder)")

@@ -39,13 +39,14 @@ from typing import Any
 from .. import reporting
 from ..display import fmt
 from .answers import encode
-from .core import Exercise, ExerciseFailed, Spec, chapter_specs, checker, spec
+from .core import Exercise, ExerciseFailed, NotAnswered, Spec, chapter_specs, checker, spec
 
 __all__ = [
     "ANSWERS_MIME",
     "NBGRADER_MODES",
     "Exercise",
     "ExerciseFailed",
+    "NotAnswered",
     "Spec",
     "answers_of",
     "chapter_specs",

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from ..display import fmt
-from ..errors import ExerciseFailed
+from ..errors import ExerciseFailed, NotAnswered
 from .answers import Kind, probe_seed, validate
 
-__all__ = ["Exercise", "ExerciseFailed", "Result", "Spec", "chapter_specs", "checker", "spec"]
+__all__ = ["Exercise", "ExerciseFailed", "NotAnswered", "Result", "Spec", "chapter_specs", "checker",
+           "spec"]
 
 
 
