@@ -28,7 +28,8 @@ The names a chapter uses (the code behind each is one hop away, in the module na
 ``sweep``, ``axes``                      axes: a rule swept along integrators, cones, solvers,
                                          joint and transmission types, ...: where it stops
 ``SourceError``                          sources: a cited source that does not resolve
-``exercise``, ``ExerciseFailed``         exercises: feedback from labkit's checkers
+``exercise``, ``ExerciseFailed``,        exercises: feedback from labkit's checkers; an
+``given``                                exercise's numbers (a student's own in a handout)
 ``trace``, ``explain``                   actuation: the force chain of an actuator
 ``interactive``                          widgets: sliders that redraw a figure, stored with a
                                          picture of it for readers without a kernel
@@ -55,7 +56,7 @@ from .actuation import explain, trace
 from .axes import sweep
 from .claims import Claim, ClaimFailed, above, below, between, check, near
 from .display import figure, fmt, plot
-from .exercises import ExerciseFailed, exercise
+from .exercises import ExerciseFailed, exercise, given
 from .gl import GLUnavailable
 from .models import ModelError, compile_error, load, model_names, model_path, spec
 from .recording import Recording, activation, record
@@ -106,6 +107,7 @@ __all__ = [
     "explain",
     "figure",
     "fmt",
+    "given",
     "grasp",
     "interactive",
     "kinematic",

@@ -144,13 +144,14 @@ def main(argv: list[str] | None = None) -> int:
                                   "(for maintainers: regenerates the committed outputs)")
     execute.add_argument("notebooks", nargs="*", help="notebooks (default: all of course/)")
     execute.set_defaults(run=_execute)
-    from .classroom import gradescope, grading, practice, student
+    from .classroom import gradescope, grading, practice, student, variants
     from .drift import command as drift
 
     practice.add_commands(commands)
     student.add_commands(commands)
     grading.add_commands(commands)
     gradescope.add_commands(commands)
+    variants.add_commands(commands)
     drift.add_commands(commands)
     args = parser.parse_args(argv)
     return args.run(args)

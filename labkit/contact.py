@@ -39,7 +39,8 @@ from .models import element_id
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["EXCLUDE", "ContactRow", "ContactTable", "Verdict", "geom_id", "pairs", "table", "why"]
+__all__ = ["EXCLUDE", "ContactRow", "ContactTable", "Verdict", "geom_id", "mask_bits", "pairs", "table",
+           "why"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,14 @@ class Verdict:
 
     def __bool__(self) -> bool:
         return self.collides
+
+
+def mask_bits(mask: int) -> list[int]:
+    """The bits set in a ``contype``/``conaffinity`` mask, numbered from 1 as the course
+    counts them (bit ``n`` has the value 2**(n − 1)); MuJoCo's masks are 32-bit ints.
+
+    Example: ``mask_bits(5)`` is ``[1, 3]``."""
+    return [n + 1 for n in range(32) if int(mask) >> n & 1]
 
 
 def geom_id(model: mujoco.MjModel, geom: int | str) -> int:

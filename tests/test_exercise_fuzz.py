@@ -92,7 +92,9 @@ STARTING = {
     "9.4": [{"answer": dict(START)}, {"answer": IDLE}, {"answer": {**START, "friction": 1e300}},
             {"answer": {**START, "timestep": 2.0}}, {"answer": {**START, "friction": 0}},
             {"answer": {**IDLE, "friction": 5.0, "cone": "elliptic", "noslip_iterations": 50}},
-            {"answer": {}}],
+            {"answer": {}},
+            # the lift aimed at the top of its range to cover START's sag: above the shelf
+            {"answer": {**START, "lift_target": 0.2}}, {"answer": {**IDLE, "lift_target": 0.2}}],
 }
 
 
@@ -137,6 +139,20 @@ def test_the_unchanged_start_earns_nothing(number):
     for answers in STARTING[number]:
         graded = spec(number).grade(answers_of(number, answers), hidden=True)
         assert graded.score == 0, (answers, graded.text())
+
+
+def _extremes(number: str) -> list[dict[str, float]]:
+    """A variant's numbers at the low and at the high end of every parameter's grid."""
+    params = spec(number).params
+    return [{name: p.values()[end] for name, p in params.items()} for end in (0, -1)] if params else []
+
+
+@pytest.mark.parametrize("number", [n for n in NUMBERS if spec(n).params])
+def test_junk_and_the_start_earn_nothing_on_the_extreme_variants(number):
+    for values in _extremes(number):
+        for answers in [*(_everywhere(number, v) for v in ACCEPTED), *STARTING.get(number, [])]:
+            graded = spec(number).grade(answers_of(number, answers), hidden=True, values=values)
+            assert graded.score == 0, (values, answers, graded.text())
 
 
 def test_forged_numbers_never_reach_a_checker():

@@ -30,7 +30,8 @@ def passed(exercise):
     return {r.requirement: r.passed for r in exercise.results}
 
 
-LAW = "at every recorded call, feedback gives KP·(TARGET − q) − KV·q̇ + KI·z, z advanced once per step"
+LAW = ("at every recorded call, feedback gives KP·(target − q) − KV·q̇ + ki·z with your target and ki, "
+       "z advanced once per step")
 
 
 # -- reference answers, from first principles ---------------------------------------------
@@ -134,9 +135,9 @@ REFERENCE = {
 
 TITLES = {"4.1": ("Several actuators, one joint", 3), "4.2": ("Clamp the setpoint, not the rate", 3),
           "4.3": ("Find a packed input by name", 2), "4.4": ("Control state outside the callback", 3),
-          "5.1": ("A block that rests 20 µm deep on its four corners", 3),
+          "5.1": ("A block that rests at a given depth on its four corners", 3),
           "5.2": ("Predict the resting depth of a block on four pyramidal contacts", 2),
-          "5.3": ("No overshoot and a 25 % overshoot, both 1 mm deep", 3),
+          "5.3": ("No overshoot and a 25 % overshoot, both at a given depth", 3),
           "5.4": ("Soften a joint limit to a given stop depth", 2),
           "6.1": ("Fingers that grip but do not clash", 3), "6.2": ("Rubber on steel", 4),
           "6.3": ("A friction coefficient for an exit speed", 3)}
@@ -642,6 +643,16 @@ def test_6_1_default_masks_collide_everything():
     assert missing.score == 0 and "`masks` has no entry 'right'" in missing.text()
     negative = grade("6.1", masks={"left": (2, -1), "right": (2, 0), "cube": (1, 3)})
     assert negative.score == 0 and "non-negative integers" in negative.text()
+
+
+def test_6_1_the_gripper_keeps_to_its_own_bit():
+    # the right table on bit 3 is another student's answer: the published model reserves bit 2
+    on_bit_3 = {"left": (4, 0), "right": (4, 0), "cube": (1, 5)}
+    graded = grade("6.1", masks=on_bit_3)
+    assert graded.score == 0 and "left uses bit 3" in graded.text() and "cube uses bit 3" in graded.text()
+    assert spec("6.1").grade(answers_of("6.1", {"masks": on_bit_3}), values={"bit": 3}).score == 3
+    both = spec("6.1").grade(answers_of("6.1", {"masks": {**on_bit_3, "cube": (1, 7)}}), values={"bit": 3})
+    assert both.score == 0 and "cube uses bit 2" in both.text()
 
 
 def test_6_2_averages_instead_of_maxima():

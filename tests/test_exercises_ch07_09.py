@@ -40,7 +40,7 @@ def messages(graded):
 
 EXERCISES = {  # id: (title, points), as the chapters have always stated them
     "7.1": ("Separate the arm from the frame with bitmasks", 3),
-    "7.2": ("A bounce with e = 0.5", 3),
+    "7.2": ("A bounce with a given restitution", 3),
     "7.3": ("Decompose a slot", 3),
     "8.1": ("Glove commands for a requested pose", 2),
     "8.2": ("Slew rates for a synchronized close", 2),
@@ -121,6 +121,15 @@ def test_7_1_only_bitmasks_of_the_three_geoms():
     assert graded.score == 0 and "from 0 to" in messages(graded)
 
 
+def test_7_1_the_frame_keeps_to_its_own_bit():
+    # the published model reserves bit 2 for the frame; the same fix on bit 4 is another student's
+    on_bit_4 = {"frame": (8, 8), "arm": (1, 1), "probe": (1, 9)}
+    graded = grade("7.1", {"masks": on_bit_4})
+    assert graded.score == 0 and "frame uses bit 4; probe uses bit 4" in messages(graded)
+    assert spec("7.1").grade(answers_of("7.1", {"masks": on_bit_4}), values={"bit": 4}).score == 3
+    assert spec("7.1").grade(answers_of("7.1", {"masks": MASKS}), values={"bit": 4}).score == 0
+
+
 def push_only_restitution(zeta):
     """e(ζ) of a spring–damper that lets go when its force would pull (derived independently)."""
     s = math.sqrt(1 - zeta**2)
@@ -193,13 +202,23 @@ def test_7_3_reference():
 
 
 def test_7_3_typical_mistakes():
-    graded = grade("7.3", {"slot_walls": SLOT[:2]})                         # the short walls forgotten
-    assert graded.score == 2 and "probe heights" in messages(graded)
+    # the short walls forgotten: pushed along x, the peg slides out of the open ends (it used to
+    # earn 2 of 3, while the check only asked that its centre stay within the inside's outline)
+    graded = grade("7.3", {"slot_walls": SLOT[:2]})
+    assert graded.score == 0 and "no wall along x" in messages(graded) and "probe heights" in messages(graded)
     full = [((0, 0, 0.025), (0.0375, 0.015, 0.025))]                       # one box: the hull again
     graded = grade("7.3", {"slot_walls": full})
     assert graded.score < 3 and "mm deep" in messages(graded)
     doubled = [(c, tuple(2 * h for h in half)) for c, half in SLOT]        # full sizes given as half
     assert grade("7.3", {"slot_walls": doubled}).score < 3
+    # walls 4 mm too far out along x hold the peg, but not where the slot's inside ends
+    wide = [((0, -0.0125, 0.025), (0.04, 0.0025, 0.025)), ((0, 0.0125, 0.025), (0.04, 0.0025, 0.025)),
+            ((-0.03325, 0, 0.025), (0.00625, 0.01, 0.025)), ((0.03325, 0, 0.025), (0.00625, 0.01, 0.025))]
+    graded = grade("7.3", {"slot_walls": wide})
+    assert graded.score == 1 and "x = 27 mm" in messages(graded) and "ends at x = 25 mm" in messages(graded)
+    # on the slot of a 54 mm inside, the same walls are the right ones
+    values = {"length": 0.054, "width": 0.02, "height": 0.05}
+    assert spec("7.3").grade(answers_of("7.3", {"slot_walls": wide}), values=values).score == 3
 
 
 def test_7_3_the_two_trivial_slots_earn_nothing():
@@ -208,7 +227,7 @@ def test_7_3_the_two_trivial_slots_earn_nothing():
     assert graded.score == 0 and "it counts only once the peg drops into the slot" in messages(graded)
     # no walls at all (one speck far away) let the peg drop in, but not stay
     graded = grade("7.3", {"slot_walls": [((0.4, 0.4, 0.01), (0.001, 0.001, 0.001))]})
-    assert graded.score == 0 and "pushed, the peg's centre moved" in messages(graded)
+    assert graded.score == 0 and "pushed, the peg met no wall along x, no wall along y" in messages(graded)
     graded = grade("7.3", {"slot_walls": [((0, 0, 0.025), (1e300, 1, 1))]})
     assert graded.score == 0 and "within ±0.5 m" in messages(graded)
 
@@ -454,7 +473,7 @@ def test_9_3_reference_and_a_clamped_timeconst():
     assert low_band <= depth((tau, 1.0)) == depth((0.004, 1.0))   # rest_penetration clamps too
     graded = grade("9.3", {"table_solref": (tau, 1.0)})
     assert graded.score == 0 and "raised it to 0.004 s" in messages(graded)
-    assert "it rests 0.00437 mm deep" in messages(graded)
+    assert "it rests 4.37 µm deep" in messages(graded)
     graded = grade("9.3", {"table_solref": (0.02, -1.0)})
     assert graded.score == 0 and "mixed-sign" in messages(graded)
 
@@ -489,11 +508,14 @@ START = {"friction": 0.5, "condim": 3, "solref": (0.02, 1), "solimp": (0.8, 0.9,
 
 # The requirement each feedback line checks, recognised by its wording, and its weight (the
 # three that the starting point fails count double).  Stability is a precondition (no weight:
-# without it nothing is scored); the lift is the task; the four limits after it count only once
+# without it nothing is scored); the lift is the task, and so is the shelf, a precondition that
+# a lift aimed at the script's target meets by itself; the four limits after it count only once
 # the cube was lifted and held (a cube left on the table meets all four).
-REQUIREMENTS = {"stable": "stays stable", "lift": "up during the hold", "slip": "slips at most",
-                "penetration": "overlaps more than", "peak_force": "presses harder", "jitter": "shakes by"}
-WEIGHTS = {"stable": 0, "lift": 2, "slip": 2, "penetration": 2, "peak_force": 1, "jitter": 1}
+REQUIREMENTS = {"stable": "stays stable", "lift": "up during the hold", "shelf": "on average over the hold",
+                "slip": "slips at most", "penetration": "overlaps more than", "peak_force": "presses harder",
+                "jitter": "shakes by"}
+WEIGHTS = {"stable": 0, "lift": 2, "shelf": 0, "slip": 2, "penetration": 2, "peak_force": 1, "jitter": 1}
+GATES = {"stable", "shelf"}
 AFTER_LIFT = {"slip", "penetration", "peak_force", "jitter"}
 NOT_JUDGED = "not judged, because the cube was not lifted and held"
 
@@ -569,7 +591,7 @@ def start_report():
 def test_the_package_states_these_limits_read_only():
     assert dict(ch09.LIMITS) == LIMITS and dict(ch09.START) == START
     assert [(k, w) for k, _, w in ch09.requirements()] == list(WEIGHTS.items())
-    assert set(ch09.GATES) == {"stable"} and set(ch09.AFTER_LIFT) == AFTER_LIFT
+    assert set(ch09.GATES) == GATES and set(ch09.AFTER_LIFT) == AFTER_LIFT
     with pytest.raises(TypeError):
         ch09.LIMITS["min_lift"] = 0                    # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -578,7 +600,7 @@ def test_the_package_states_these_limits_read_only():
         ch09.SCRIPT["lift"]["lift"] = 0.5              # type: ignore[index]
     text = ch09.limits_text()
     for key, statement, weight in ch09.requirements():
-        assert (f"required before any points count: {statement}" if key == "stable"
+        assert (f"required before any points count: {statement}" if key in GATES
                 else f"{weight:g} × {statement}") in text
     assert all(key in text for key in LIMITS)
     # the four limits after the lift are listed under the line that says so
@@ -586,6 +608,7 @@ def test_the_package_states_these_limits_read_only():
     listed = ch09.requirements()
     assert all(text.index(statement) > after for key, statement, _ in listed if key in AFTER_LIFT)
     assert text.index("the cube stays at least 100 mm up") < after
+    assert "on average over the hold the cube is at most 120 mm up" in text     # the published shelf
 
 
 def test_start_restates_every_parameter_of_the_model_file():
@@ -734,6 +757,32 @@ def test_a_wrong_answer_fails_exactly_its_requirement(name):
     shown = limit if requirement == "peak_force" else 1e3 * limit
     assert labkit.fmt(shown, 3) in message or labkit.fmt(shown) in message, message   # and the limit
     assert "hint: §" in text                                               # and where the cure is
+
+
+def test_the_lift_target_aims_the_lift_and_the_shelf_caps_it():
+    # the published shelf is the script's own 0.12 m target: a lift aimed there settles below it
+    assert ch09.SHELF == ch09.SCRIPT["lift"]["lift"] == 0.12 and ch09.SAG == 0.02
+    named = {**BASE, "lift_target": 0.12}
+    assert capstone({"answer": named})[0] == capstone({"answer": BASE})[0] == 10
+    # aiming higher to cover the sag lifts the cube above the shelf: a precondition, so nothing counts
+    score, results, text = capstone({"answer": {**START, "lift_target": 0.2}})
+    assert score == 0 and results["lift"][0] and not results["shelf"][0]
+    assert re.search(r"on average it was 1\d\d(\.\d+)? mm up", results["shelf"][1]) and "lift_target" in text
+    for target, says in ((0.25, "at most 0.2 m"), (-0.01, "at least 0 m")):
+        score, _, text = capstone({"answer": {**BASE, "lift_target": target}})
+        assert score == 0 and says in text, text
+    with pytest.raises(ValueError, match="lift_target"):
+        ch09.run({**BASE, "lift_target": 0.3})
+    # on a student's numbers the window is the shelf's: a lift aimed at the neighbouring shelf misses it
+    values = {"cube_mass": 0.2, "shelf": 0.07, "sag": 0.005}
+    kp = 4 * CUBE * G / 0.005                                # sag m·g/kp: a quarter of the 5 mm allowed
+    aimed = {**BASE, "lift_kp": kp, "lift_kv": 2 * math.sqrt(kp * 0.9)}
+    graded = spec("9.4").grade(answers_of("9.4", {"answer": {**aimed, "lift_target": 0.07}}), values=values)
+    assert graded.score == 10, graded.text()
+    for neighbour in (0.06, 0.08):
+        graded = spec("9.4").grade(answers_of("9.4", {"answer": {**aimed, "lift_target": neighbour}}),
+                                   values=values)
+        assert graded.score == 0, graded.text()
 
 
 def test_a_diverging_answer_is_told_so():

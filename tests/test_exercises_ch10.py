@@ -97,8 +97,17 @@ def test_the_exercise_text_hands_over_the_servo_numbers():
     cells = nbformat.read(Path(__file__).parents[1] / "course/10_stability_scale.ipynb", 4).cells
     text = next(c.source for c in cells if c.source.startswith("### Exercise 10.1"))
     assert "exercise_servo" not in text and "stability_limit" not in text   # nothing to call blindly
-    for number in (ch10.EX_KP, ch10.EX_KV, ch10.EX_DAMPING, ch10.EX_TENDON_DAMPING):
-        assert f"{number:g} N" in text
+    for name in spec("10.1").params:                 # each of the learner's numbers, by name
+        assert f".{name}`" in text, name
+
+
+def test_the_exercise_builders_take_the_variants_numbers():
+    model, _ = ch10.exercise_servo(2000.0, 30.0, 12.0, 72.0)
+    assert model.actuator_gainprm[0, 0] == 2000.0 and model.actuator_biasprm[0, 2] == -30.0
+    assert model.dof_damping[0] == 12.0 and model.tendon_damping[0] == 72.0
+    assert ch10.exercise_finger(1e-7, 8e-4)[0].actuator_biasprm[0, 2] == -8e-4
+    # the grader measures each variant's servo: another servo, another limit
+    assert ch10._servo_limit(2000.0, 30.0, 12.0, 72.0) != pytest.approx(LIMIT_10_1, rel=0.05)
 
 
 def test_servo_builds_each_kind_of_damping_and_a_tendon_transmission():
@@ -303,3 +312,15 @@ def test_stability_limit_refuses_a_bracket_without_the_limit():
     model, data = labkit.load("stability_spring", keyframe="pulled")
     with pytest.raises(ValueError, match="bracket"):
         ch10.stability_limit(model, data, low=1e-6, high=1e-3)
+
+
+def test_a_variants_mistakes_are_named_with_its_own_numbers():
+    values = {"density": 2500.0, "damping": 0.03, "width": 0.004}
+    right = {"cgs_gravity": 981.0, "cgs_density": 2.5, "cgs_damping": 0.03 * 1e7, "cgs_width": 0.4}
+    assert spec("10.3").grade(answers_of("10.3", right), values=values).passed
+    wrong = spec("10.3").grade(answers_of("10.3", {**right, "cgs_damping": 0.03 * 1e4}), values=values)
+    assert "converts the lengths but not the mass" in messages(wrong)
+    servo = {"kp": 4900.0, "kv": 40.0, "joint_damping": 20.0, "tendon_damping": 32.0}
+    omega = math.sqrt(4900.0)
+    as_undamped = spec("10.1").grade(answers_of("10.1", {"servo_timestep": 2 / omega}), values=servo)
+    assert not as_undamped.passed and "undamped oscillator" in messages(as_undamped)

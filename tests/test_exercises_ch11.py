@@ -94,18 +94,45 @@ def test_the_exercise_texts_hand_over_their_numbers():
     text = {n: next(c.source.split(f"### Exercise {n}")[1] for c in cells
                     if f"### Exercise {n}" in c.source) for n in ("11.1", "11.2", "11.3")}
     assert "CROSS_LEGGED" in text["11.1"] and f"{ch11.OVERLAP * 1e3:g} mm" in text["11.1"]
-    assert f"{ch11.HALF_STEP:g} s" in text["11.2"] and "0.02 s" in text["11.2"]
-    assert "standing(timestep)" in text["11.3"] and "2 %" in text["11.3"]
+    assert "cross_legged(crossed.twist)" in text["11.1"]
+    assert "tuning.timestep" in text["11.2"] and "tuning.factor" in text["11.2"]
+    assert "standing(timestep, floor.timeconst)" in text["11.3"] and "2 %" in text["11.3"]
+
+
+def test_the_constants_are_the_files():
+    pole, _ = ch11.pendulum()
+    assert pole.opt.timestep == ch11.FILE_STEP
+    assert list(pole.jnt_solref[:, 0]) == [ch11.FILE_TIMECONST] * pole.njnt
+    assert spec("11.2").params["factor"].default * ch11.FILE_STEP == ch11.HALF_STEP
+    upright, data = ch11.standing()
+    floor = upright.geom("floor").id
+    assert upright.geom_solref[floor, 0] == ch11.FLOOR_TIMECONST
+    for contact in data.contact[:data.ncon]:                  # the feet: solmix 1 like the floor
+        foot = int(sum(contact.geom) - floor)
+        assert upright.geom_solref[foot, 0] == ch11.FEET_TIMECONST
+        assert upright.geom_solmix[foot] == upright.geom_solmix[floor] == 1.0
 
 
 # -- Exercise 11.1: exclude what the parent filter would have dropped ------------------------------
 
 def test_the_pose_is_inside_the_joint_ranges_and_crosses_the_shins(cross_legged):
     model, welded = cross_legged
-    for joint, angle in ch11.CROSS_LEGGED.items():
+    for joint, angle in ch11.cross_legged(max(spec("11.1").params["twist"].values())).items():
         low, high = model.joint(joint).range
         assert low <= angle <= high, joint
     assert ("ltibia", "rtibia") in welded            # the shins pass through each other
+    assert ch11.cross_legged() == ch11.CROSS_LEGGED
+
+
+def test_a_twisted_lower_back_clears_one_hip_far_from_the_threshold():
+    """Either way the lower back swings clear of one hip body (no contact at all) and deep into
+    the other: each twist's pairs are the published ones less one, far from the 1 mm threshold."""
+    hips = {("lhipjoint", "lowerback"), ("lowerback", "rhipjoint")}
+    for twist in spec("11.1").params["twist"].values():
+        welded = ch11.overlaps(*ch11.humanoid(pose=ch11.cross_legged(twist)), depth=0.0)
+        clear = ("lowerback", "rhipjoint") if twist < 0 else ("lhipjoint", "lowerback")
+        assert clear not in welded, twist
+        assert welded[(hips - {clear}).pop()] > 10 * ch11.OVERLAP, twist
 
 
 def test_the_filters_pairs_are_the_ones_a_free_root_loses(cross_legged, reference):
@@ -212,6 +239,20 @@ def test_timeconst_mistakes_are_named(answer, says):
     assert graded.score == 0 and says in messages(graded)
 
 
+@pytest.mark.parametrize(("factor", "answer", "says"), [
+    (0.25, 0.04, "twice the file's step"),
+    (0.25, 0.015, "twice the new step"),
+    (0.25, 0.03, "old step itself"),
+    (0.25, 0.02, "no longer raises it, and the limit becomes 9 times stiffer"),
+    (0.75, 0.02, "raises it only to 0.045 s"),
+])
+def test_timeconst_mistakes_on_another_variant_are_named(factor, answer, says):
+    values = {"timestep": 0.03, "factor": factor}         # tuned at 30 ms: the limit used 60 ms
+    graded = spec("11.2").grade(answers_of("11.2", {"hinge_timeconst": answer}), values=values)
+    assert graded.score == 0 and says in messages(graded)
+    assert spec("11.2").grade(answers_of("11.2", {"hinge_timeconst": 0.06}), values=values).passed
+
+
 def test_timeconst_a_percent_off_fails(reference):
     right = reference["11.2"]["hinge_timeconst"]
     assert not grade("11.2", hinge_timeconst=1.01 * right).passed
@@ -260,6 +301,16 @@ def test_the_edges_of_the_largest_timestep(reference):
 def test_timestep_mistakes_are_named(answer, says):
     graded = grade("11.3", largest_timestep=answer)
     assert graded.score == 0 and says in messages(graded)
+
+
+def test_another_floor_moves_the_edge_and_names_the_old_answer():
+    values = {"timeconst": 0.03}                  # the contacts ask for (0.015 + 0.03)/2
+    right = (ch11.FEET_TIMECONST + 0.03) / 4
+    graded = spec("11.3").grade(answers_of("11.3", {"largest_timestep": right}), values=values)
+    assert graded.passed, graded.text()
+    for answer, says in ((0.00875, "the file's floor"), (0.015, "floor's 0.03 s halved")):
+        graded = spec("11.3").grade(answers_of("11.3", {"largest_timestep": answer}), values=values)
+        assert graded.score == 0 and says in messages(graded)
 
 
 def test_largest_timestep_out_of_range_is_refused():

@@ -22,6 +22,8 @@ import pytest
 
 from labkit.classroom import gradescope, student
 from labkit.classroom.notebooks import course_notebooks
+from labkit.exercises import chapter_specs
+from labkit.exercises.variants import derive, read_secret
 
 START = next(p for p in course_notebooks() if p.stem.startswith("00_"))
 
@@ -40,9 +42,16 @@ def autograder(tmp_path_factory):
 
 
 def grade(root: Path, notebook: nbformat.NotebookNode | str | None, name: str = START.name,
-          more: dict[str, nbformat.NotebookNode] | None = None) -> dict:
+          more: dict[str, nbformat.NotebookNode] | None = None, email: str | list[str] | None = None) -> dict:
     """Run the autograder on an upload of ``notebook`` as ``name`` (and ``more``: other files
-    of the upload by relative path); its results.json."""
+    of the upload by relative path; ``email``: the submitter in submission_metadata.json);
+    its results.json."""
+    metadata = root / "submission_metadata.json"
+    metadata.unlink(missing_ok=True)
+    if email is not None:     # as Gradescope writes it (fields trimmed to those used)
+        users = [{"email": e, "id": 7 + i, "name": "A Student"} for i, e in enumerate(
+            [email] if isinstance(email, str) else email)]
+        metadata.write_text(json.dumps({"id": 1, "users": users}))
     submission = root / "submission"
     shutil.rmtree(submission, ignore_errors=True)
     shutil.rmtree(root / "results", ignore_errors=True)
@@ -121,3 +130,78 @@ def test_an_ambiguous_upload_is_refused_and_scores_zero(autograder):
     twice = grade(root, honest, more={f"alice_{START.name}": honest})
     assert (twice["score"], twice["tests"]) == (0, [])
     assert f"2 notebooks named like {START.stem}.ipynb" in twice["output"]
+
+
+# -- variants: the secret in the zip, the submitter from Gradescope's metadata ---------------------------
+ALICE, BOB = "alice@uni.edu", "bob@uni.edu"
+
+
+@pytest.fixture(scope="module")
+def varied(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gsv") / "autograder"
+    secret = root.parent / "secret"
+    secret.write_text("the gradescope test's secret, 0123456789\n")
+    roster = root.parent / "roster.csv"
+    roster.write_text(f"login\n{ALICE}\n{BOB}\n")
+    path = gradescope.build([START], root.parent / "autograder.zip", secret=secret, roster=roster)
+    with zipfile.ZipFile(path) as archive:
+        archive.extractall(root / "source")
+        mode = archive.getinfo(gradescope.SECRET).external_attr >> 16
+    (root / "source" / gradescope.SECRET).chmod(mode & 0o777)
+    alice = student.with_variant(nbformat.read(START, as_version=4), ALICE, read_secret(secret))
+    return root, alice, mode, read_secret(secret)
+
+
+def test_the_secret_ships_readable_by_root_only_outside_the_sandboxed_package(varied):
+    root, _, mode, secret = varied
+    assert mode & 0o777 == 0o600 and (root / "source" / gradescope.SECRET).read_bytes().strip() == secret
+    assert json.loads((root / "source" / "autograder.json").read_text())["variants"] is True
+
+
+def test_each_submitter_is_graded_on_their_own_numbers(varied):
+    root, alice, _, secret = varied
+    assert all(derive(secret, ALICE, s.id, s.params) != derive(secret, BOB, s.id, s.params)
+               for s in chapter_specs(0))
+    mine = grade(root, alice, email=ALICE)
+    assert mine["score"] == 5 and "VARIANT" not in mine["output"]
+    copied = grade(root, alice, email=BOB)
+    assert copied["score"] < 5 / 2 and copied["output"].count("VARIANT CHANGED") == 3
+    published = grade(root, nbformat.read(START, as_version=4), email=ALICE)
+    assert published["score"] == 0 and "the copy's numbers are the published numbers" in published["output"]
+
+
+def test_the_e_mail_address_ignores_case_and_a_group_is_graded_on_its_handout(varied):
+    root, alice, _, _ = varied
+    shouted = grade(root, alice, email=ALICE.upper())
+    assert shouted["score"] == 5 and "VARIANT" not in shouted["output"]
+    group = grade(root, alice, email=[BOB, ALICE])          # Bob uploads, Alice's handout
+    assert group["score"] == 5 and f"graded on the numbers of {ALICE}" in group["output"]
+
+
+def test_a_submitter_on_no_roster_line_is_not_graded(varied):
+    root, alice, _, _ = varied
+    result = grade(root, alice, email="eve@uni.edu")
+    assert (result["score"], result["tests"]) == (0, []) and "not on this course's roster" in result["output"]
+
+
+def test_the_published_solution_code_is_named_in_the_result(varied):
+    root, alice, _, _ = varied
+    result = grade(root, alice, email=ALICE)
+    assert result["output"].count("PUBLISHED SOLUTION") == 2
+    names = json.loads((root / "source" / "autograder.json").read_text())["solutions"]["0"]
+    assert set(names) == {"0.1", "0.2", "0.3"} and all(len(k) == 64 for v in names.values() for k in v)
+
+
+def test_without_a_submitter_nothing_is_graded(varied):
+    root, alice, _, _ = varied
+    result = grade(root, alice)
+    assert (result["score"], result["tests"]) == (0, []) and "who submitted" in result["output"]
+
+
+def test_a_submission_cannot_read_the_secret(varied):
+    root, alice, _, secret = varied
+    thief = json.loads(json.dumps(alice), object_hook=nbformat.NotebookNode)
+    where = root / "source" / gradescope.SECRET
+    thief.cells.insert(3, nbformat.v4.new_code_cell(f"print(open({str(where)!r}).read())"))
+    result = grade(root, thief, email=ALICE)
+    assert secret.decode() not in json.dumps(result) and "raised FileNotFoundError" in result["output"]

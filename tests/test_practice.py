@@ -145,7 +145,7 @@ def test_init_writes_blank_copies_with_no_solution_and_links_the_references(pris
             "the reference stops at a wrong answer"
     capstone = nbformat.read(folder / CAPSTONE.name, as_version=4)
     uses = [c for c in capstone.cells if c.cell_type == "code" and not role(c)
-            and re.search(r"\brun\(answer\)", c.source)]
+            and re.search(r"\brun\(answer\b", c.source)]
     assert uses and all(practice.RUN_ON in tags(c) for c in uses), "a cell using 9.4's answer"
     lessons = [c for c in capstone.cells if c.cell_type == "code" and not role(c)]
     assert len([c for c in lessons if practice.RUN_ON in tags(c)]) == len(uses)

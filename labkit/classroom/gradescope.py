@@ -16,7 +16,18 @@ The zip holds, at its root, Gradescope's two scripts and the course package:
   of one notebook are never summed;
 - ``pyproject.toml``, ``README.md``, ``LICENSE``, ``labkit/`` and ``models/``: the
   package.  No chapter notebook is shipped: the checkers in ``labkit.exercises`` are the
-  whole grading key, so there are no solutions in the image to find.
+  whole grading key, so there are no solutions in the image to find.  ``autograder.json``
+  holds the SHA-256 keys of the published solutions' lines (never the lines), with which a
+  result names an answer that is the published solution's code, word for word.
+
+With ``--secret FILE`` (the instructor's, with which ``labkit student --roster`` made the
+handouts) the zip also holds the secret, readable by root only and outside every folder
+the sandbox shows; each submission is then graded on its student's own numbers, derived
+from the secret and the submitter's e-mail address in Gradescope's
+``submission_metadata.json`` (so the roster's logins are the students' Gradescope e-mail
+addresses; case does not matter; in a group submission, the numbers of the member whose
+handout it is), never from the numbers in the notebook.  With ``--roster`` too, a
+submitter on no roster line is not graded.
 
 ``results.json`` has one test per exercise (``name``, ``score``, ``max_score``, the
 feedback as ``output``); an exercise with hidden requirements is ``after_published``,
@@ -92,15 +103,37 @@ def _chapter(path: Path) -> int:
     return int(match.group(1))
 
 
-def build(chapters: list[Path | str], out: Path | str, *, sandboxed: bool = True) -> Path:
+SECRET = "variant_secret"
+"""The secret's name in the zip (next to ``autograder.json``, above the ``labkit`` folder the
+sandbox shows)."""
+
+
+def build(chapters: list[Path | str], out: Path | str, *, sandboxed: bool = True,
+          secret: Path | str | None = None, roster: Path | str | None = None) -> Path:
     """Write the autograder zip for ``chapters`` (course notebooks, named ``NN_topic.ipynb``)
     to ``out``; returns its path.  ``sandboxed=False`` grades without bubblewrap (every
-    result then says so)."""
+    result then says so); ``secret``: the instructor's secret file, with which every
+    submission is graded on its student's own numbers; ``roster``: a roster CSV whose
+    logins are the students' Gradescope e-mail addresses (others are then not graded)."""
+    from ..exercises.variants import read_roster, read_secret
+
+    key = read_secret(secret) if secret is not None else None
+    if roster is not None and key is None:
+        raise ValueError("a roster goes with --secret: it says whose numbers the secret makes")
+    logins = read_roster(roster) if roster is not None else []
     numbers = sorted({_chapter(Path(c)) for c in chapters})
     names = {n: Path(c).stem for c in chapters for n in [_chapter(Path(c))]}
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    config = {"chapters": numbers, "names": {str(k): v for k, v in names.items()}, "sandbox": sandboxed}
+    import nbformat
+
+    from .student import solution_fingerprints
+
+    # the published solutions' lines as keys (SHA-256), never the lines: see grading._report_copies
+    solutions = {str(n): solution_fingerprints(nbformat.read(c, as_version=4))
+                 for c in chapters for n in [_chapter(Path(c))]}
+    config = {"chapters": numbers, "names": {str(k): v for k, v in names.items()}, "sandbox": sandboxed,
+              "variants": key is not None, "roster": logins, "solutions": solutions}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
             info = zipfile.ZipInfo(name)
@@ -108,6 +141,11 @@ def build(chapters: list[Path | str], out: Path | str, *, sandboxed: bool = True
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, text)
         archive.writestr("autograder.json", json.dumps(config, indent=1) + "\n")
+        if key is not None:
+            info = zipfile.ZipInfo(SECRET)
+            info.external_attr = 0o100600 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, key + b"\n")
         for name in ("pyproject.toml", "README.md", "LICENSE"):
             archive.write(_PACKAGE / name, name)
         for folder in ("labkit", "models"):
@@ -229,13 +267,26 @@ def _submissions(chosen: dict[int | None, Path], chapters: list[int], names: dic
     return subs
 
 
+def _submitters(root: Path) -> list[str]:
+    """The submitters' e-mail addresses in Gradescope's ``submission_metadata.json`` (several
+    for a group submission; the first is the one who uploaded), or []."""
+    try:
+        users = json.loads((root / "submission_metadata.json").read_text()).get("users") or []
+        emails = [u.get("email") for u in users if isinstance(u, dict)]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []
+    return [e.strip() for e in emails if isinstance(e, str) and e.strip()]
+
+
 def run(root: Path = ROOT) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json`` (always)."""
+    from ..exercises.variants import normal_login, read_secret
     from . import grading, sandbox
     from .reports import UNSANDBOXED
 
+    source = Path(__file__).resolve().parents[2]
     try:
-        config = json.loads((Path(__file__).resolve().parents[2] / "autograder.json").read_text())
+        config = json.loads((source / "autograder.json").read_text())
     except OSError:
         config = {"chapters": [], "names": {}, "sandbox": True}
     chapters, names = config["chapters"], config["names"]
@@ -258,6 +309,21 @@ def run(root: Path = ROOT) -> int:
         if config.get("sandbox", True):
             sandbox.check()
         subs = _submissions(chosen, chapters, names)
+        secret, submitters = None, []
+        if config.get("variants"):
+            secret, submitters = read_secret(source / SECRET), _submitters(root)
+            roster = {normal_login(r) for r in config.get("roster") or []}
+            if not submitters:
+                _write(_refusal("The autograder cannot tell who submitted (no e-mail address in "
+                                "submission_metadata.json), so it cannot know your numbers; please tell "
+                                "your instructor."), root)
+                return 0
+            if roster and not roster & {normal_login(e) for e in submitters}:
+                _write(_refusal(f"{', '.join(submitters)} is not on this course's roster, so the autograder "
+                                "does not know your numbers; please tell your instructor."), root)
+                return 0
+            for sub in subs:
+                sub.student = submitters[0]
         if not subs:
             expected = ", ".join(f"{n}.ipynb" for n in names.values())
             _write(
@@ -276,6 +342,9 @@ def run(root: Path = ROOT) -> int:
                 max_output=16 << 20,
                 use_sandbox=config.get("sandbox", True),
                 limits=sandbox.Limits(),
+                secret=secret,
+                partners=submitters,
+                published=config.get("solutions", {}).get(str(sub.chapter), {}),
             )
             for sub in subs
         ]
@@ -313,7 +382,8 @@ def smoke() -> None:
 
 def _main(args: argparse.Namespace) -> int:
     try:
-        path = build(args.chapters, args.out, sandboxed=not args.no_sandbox)
+        path = build(args.chapters, args.out, sandboxed=not args.no_sandbox, secret=args.secret,
+                     roster=args.roster)
     except (ValueError, OSError) as exc:
         print(f"labkit gradescope: {exc}")
         return 2
@@ -342,6 +412,12 @@ def add_commands(subparsers: Any) -> None:
         action="store_true",
         help="grade without bubblewrap (every result then carries a warning)",
     )
+    parser.add_argument("--secret", metavar="FILE",
+                        help="the instructor's secret the handouts were made with: each submission is graded "
+                        "on its student's own numbers (the roster's logins are Gradescope e-mail addresses)")
+    parser.add_argument("--roster", metavar="CSV",
+                        help="with --secret: the roster the handouts were made from; a submitter not on it "
+                        "is not graded")
     parser.set_defaults(run=_main)
 
 

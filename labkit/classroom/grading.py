@@ -34,7 +34,14 @@ Nothing a notebook does (write files, patch labkit, redefine helpers, edit limit
 fake feedback, fork, fill memory or disks) reaches step 3 except the values of its answer
 variables, or costs another submission anything.  A runner or scorer that cannot start is
 a *grader error* (its own status, a line in the report and on the console), never a 0.
-What the sandbox does not prevent: a student can still submit someone else's answers.
+**Variants.** With the instructor's secret (``--secret FILE``, and ``--roster roster.csv``
+to refuse anyone not on it), each student's numbers are derived again from their login
+(the student folder or file prefix) and the secret (:mod:`labkit.exercises.variants`), and
+the answers are scored against those; the numbers the copy carries are only compared with
+them, and a copy whose numbers differ is reported as a changed variant.  A neighbour's
+answers, or the published ones, are answers to other numbers.
+What the sandbox does not prevent: a student can still submit someone else's work; with
+variants, it answers someone else's numbers.
 
 ``--no-sandbox`` skips step 2's sandbox (for submissions you trust, or machines without
 bubblewrap); every report then carries a warning.
@@ -47,20 +54,23 @@ import concurrent.futures
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..exercises import Spec, chapter_specs
+from ..exercises.variants import derive, fingerprint, normal_login
 from . import launch, reports, sandbox
 from .reports import (
     STATUS_CONFLICT,
     STATUS_GRADER_ERROR,
+    STATUS_NOT_ON_ROSTER,
     STATUS_OK,
     UNSANDBOXED,
     ExerciseScore,
@@ -68,7 +78,7 @@ from .reports import (
     num,
     write_reports,
 )
-from .student import parse_grade_id
+from .student import code_line_key, parse_grade_id, solution_fingerprints
 
 __all__ = [
     "ExerciseScore",
@@ -413,10 +423,20 @@ def grade_one(
     max_output: int,
     use_sandbox: bool,
     limits: sandbox.Limits,
+    secret: bytes | None = None,
+    roster: Sequence[str] | None = None,
+    partners: Sequence[str] = (),
+    published: Mapping[str, Sequence[str]] | None = None,
 ) -> GradedSubmission:
-    """Prepare, run (sandboxed), collect and score one submission."""
+    """Prepare, run (sandboxed), collect and score one submission (``secret``: the
+    instructor's, from which the student's numbers are derived; ``roster``: the logins
+    that may be graded, None for anyone; ``partners``: the other logins of a group
+    submission, whose handout it may be; ``published``: each exercise's reference-solution
+    lines as :func:`~.student.code_line_key` keys, to report answers that are the published
+    solution's code)."""
     start = time.perf_counter()
     specs = chapter_specs(sub.chapter) if sub.chapter is not None else []
+    known = roster is None or normal_login(sub.student) in {normal_login(r) for r in roster}
     graded = GradedSubmission(
         sub.student,
         sub.notebook,
@@ -437,6 +457,11 @@ def grade_one(
 
     if sub.problem:
         return fail("unknown chapter", sub.problem, sub.problem)
+    if not known:
+        graded.variant = "not graded"
+        return fail(STATUS_NOT_ON_ROSTER, f"{sub.student!r} is not a login of the roster, so their own "
+                    "numbers are unknown; rename the folder or file prefix to the student's login",
+                    "not graded: the student is not on the roster")
     if sub.others:
         return fail(
             STATUS_CONFLICT,
@@ -455,6 +480,7 @@ def grade_one(
             "the submission is not a valid notebook file",
         )
     graded.problems += notes
+    _report_copies(graded, nb, published or {})
     # the unseen inputs of code answers (exercise 4.3's drawn layout) come from a seed drawn
     # here, per submission: no published record or neighbour's notebook can know it
     seed = secrets.randbelow(1 << 62)
@@ -471,8 +497,12 @@ def grade_one(
             seed=seed,
         )
         answers = _answers(lines, specs, collect[-1])
+        copy, claimed = _claimed(lines, collect[-1])
+        login = _whose(sub.student, partners, copy)
+        own = ({s.id: derive(secret, login, s.id, s.params, s.valid) for s in specs if s.params}
+               if secret is not None else {})
         records = (
-            launch.score_answers(answers, use_sandbox=use_sandbox, limits=limits, seed=seed)
+            launch.score_answers(answers, use_sandbox=use_sandbox, limits=limits, seed=seed, values=own)
             if answers
             else {}
         )
@@ -483,6 +513,7 @@ def grade_one(
     reports.fill(
         graded, nb, lines, answers, records, timeout=timeout, cell_timeout=cell_timeout, max_output=max_output
     )
+    _compare_variants(graded, specs, claimed, own, secret, copy, login)
     graded.seconds = time.perf_counter() - start
     return graded
 
@@ -502,6 +533,111 @@ def _answers(lines: list[dict[str, Any]], specs: Sequence[Spec], final: int) -> 
             data = {"__error__": str(payload.get("error", "the answers could not be read"))}
         (late if line.get("cell") == final else answers)[str(payload["exercise"])] = data
     return {**late, **answers}
+
+
+def _claimed(lines: list[dict[str, Any]], final: int) -> tuple[dict[str, str] | None, dict[str, Any]]:
+    """Whose handout the copy says it is (``{"login", "made_with"}`` or None) and the numbers
+    it carried for each exercise, as its collection cells reported them (read, never trusted)."""
+    copy: dict[str, str] | None = None
+    claimed: dict[str, Any] = {}
+    for line in sorted(lines, key=lambda line: line.get("cell") == final, reverse=True):
+        payload = line.get("answers")
+        if isinstance(payload, dict) and "exercise" in payload:
+            claimed[str(payload["exercise"])] = payload.get("variant")
+            said = payload.get("copy")
+            if copy is None and isinstance(said, dict):
+                copy = {k: str(said.get(k, ""))[:200] for k in ("login", "made_with")}
+    return copy, claimed
+
+
+def _report_copies(graded: GradedSubmission, nb: Any, published: Mapping[str, Sequence[str]]) -> None:
+    """Name the exercises whose answer holds at least half (and at least two) of the published
+    solution's lines, word for word: the score stands (the lines may be a fair method, and a
+    short one is everyone's), the instructor decides."""
+    submitted = {key for cell in nb.cells if cell.get("cell_type") == "code"
+                 for line in str(cell.get("source", "")).splitlines() if (key := code_line_key(line))}
+    for number, keys in published.items():
+        hits = sum(key in submitted for key in keys)
+        if len(keys) >= 2 and hits >= max(2, len(keys) / 2):
+            graded.copied.append(number)
+            graded.problems.append(f"PUBLISHED SOLUTION in exercise {number}: {hits} of the {len(keys)} "
+                                   "lines of its published solution appear word for word; the score stands, "
+                                   "look at the notebook")
+
+
+def published_solutions(chapter: int | None) -> dict[str, list[str]]:
+    """The published solution lines (as keys) of the course chapter ``chapter`` that this
+    labkit's repository holds (:func:`~.notebooks.course_notebooks`), or {} where it holds none."""
+    import nbformat
+
+    from .notebooks import course_notebooks
+
+    if chapter is None:
+        return {}
+    try:
+        path = next(p for p in course_notebooks() if p.name.startswith(f"{chapter:02d}_"))
+        return solution_fingerprints(nbformat.read(path, as_version=4))
+    except (StopIteration, OSError, ValueError):
+        return {}
+
+
+def _whose(student: str, partners: Sequence[str], copy: dict[str, str] | None) -> str:
+    """The login whose numbers grade the submission: the student's, or, in a group submission,
+    the partner's whose handout the copy says it is."""
+    said = normal_login(copy["login"]) if copy else ""
+    return next((p for p in partners if normal_login(p) == said), student)
+
+
+def _same(said: Any, value: float) -> bool:
+    """Whether a number the copy reports (any JSON) is ``value``."""
+    try:
+        return (isinstance(said, int | float) and not isinstance(said, bool)
+                and abs(float(said) - value) <= 1e-12 * max(1.0, abs(value)))
+    except OverflowError:   # an integer too large for a float: certainly not the value
+        return False
+
+
+def _compare_variants(graded: GradedSubmission, specs: Sequence[Spec], claimed: dict[str, Any],
+                      own: dict[str, dict[str, float]], secret: bytes | None,
+                      copy: dict[str, str] | None, login: str) -> None:
+    """Report numbers in the copy that are not the student's own (they were never scored on)."""
+    if secret is None:
+        if any(claimed.get(s.id) for s in specs):
+            graded.problems.append("this copy carries a student's own numbers, but the grader was given no "
+                                   "--secret: it was graded on the published numbers")
+        return
+    graded.variant = "own"
+    if login != graded.student:
+        graded.problems.append(f"a group submission: graded on the numbers of {login}, whose handout it is")
+    if copy and copy["made_with"] and copy["made_with"] != fingerprint(secret):
+        graded.variant = "other secret"
+        graded.problems.append(
+            f"this copy was made with another secret (fingerprint {copy['made_with']}; this grader's is "
+            f"{fingerprint(secret)}): if every copy says so, pass the secret the handouts were made with; "
+            "it was graded on the numbers this secret gives")
+        return
+    if copy and normal_login(copy["login"]) != normal_login(login):
+        graded.problems.append(f"this copy is the handout of {copy['login']!r}, not of {login!r}")
+    for s in specs:
+        if not s.params:
+            continue
+        mine, reported = own[s.id], claimed.get(s.id)
+        said = reported if isinstance(reported, dict) else {}
+        if all(_same(said.get(n), v) for n, v in mine.items()):
+            continue
+        graded.variant = "changed"
+        shown = ", ".join(f"{n} = {s.params[n].show(said[n]) if _finite(said[n]) else 'unreadable'}"
+                          if n in said else f"{n} missing" for n in mine) if said else "the published numbers"
+        theirs = ", ".join(f"{n} = {s.params[n].show(v)}" for n, v in mine.items())
+        graded.problems.append(f"VARIANT CHANGED in exercise {s.id}: the copy's numbers are {shown}, but "
+                               f"this student's own are {theirs}; it was graded on the student's own numbers")
+
+
+def _finite(value: Any) -> bool:
+    try:
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 # -- grading a class ------------------------------------------------------------------------------
@@ -547,7 +683,9 @@ def _grade_all(
     """Grade ``subs`` with ``workers`` at once (``settings``: :func:`grade_one`'s)."""
     results: list[GradedSubmission] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(grade_one, sub, **settings): sub for sub in subs}
+        published = {c: published_solutions(c) for c in {sub.chapter for sub in subs}}
+        futures = {pool.submit(grade_one, sub, published=published[sub.chapter], **settings): sub
+                   for sub in subs}
         try:
             for future in concurrent.futures.as_completed(futures):
                 sub = futures[future]
@@ -588,9 +726,15 @@ def grade(
     use_sandbox: bool = True,
     limits: sandbox.Limits | None = None,
     echo: Callable[[str], None] | None = None,
+    secret: bytes | None = None,
+    roster: Sequence[str] | None = None,
 ) -> list[GradedSubmission]:
     """Grade notebooks and write the reports to ``out``; returns the graded submissions
     (sorted by student, then chapter).
+
+    secret: the instructor's (see :mod:`labkit.exercises.variants`): each student's numbers
+    are derived from it and their login, and the answers scored on those (None: the
+    published numbers); roster: the logins that may be graded (others are "not on roster").
 
     timeout / cell_timeout: seconds per notebook / per cell (``None``: no cell limit);
     jobs: submissions run at once (default: available cores); max_output: MB of output
@@ -621,6 +765,8 @@ def grade(
         max_output=int(max_output * (1 << 20)),
         use_sandbox=use_sandbox,
         limits=limits,
+        secret=secret,
+        roster=None if roster is None else list(roster),
     )
     for sub in subs:
         if any(not p.is_file() or _digest(p) != hashes[p] for p in (sub.path, *sub.others)):  # never expected
@@ -647,8 +793,19 @@ def grade(
 
 # -- command line -----------------------------------------------------------------------------------
 def _main(args: argparse.Namespace) -> int:
+    from ..exercises.variants import RosterError, SecretError, read_roster, read_secret
+
     if args.no_sandbox:
         print(UNSANDBOXED)
+    if args.roster and not args.secret:
+        print("labkit grade: --roster needs --secret, the file the handouts were made with")
+        return 2
+    try:
+        secret = read_secret(args.secret) if args.secret else None
+        roster = read_roster(args.roster) if args.roster else None
+    except (SecretError, RosterError) as exc:
+        print(f"labkit grade: {exc}")
+        return 2
     try:
         results = grade(
             args.submissions,
@@ -660,6 +817,8 @@ def _main(args: argparse.Namespace) -> int:
             max_output=args.max_output,
             use_sandbox=not args.no_sandbox,
             echo=print,
+            secret=secret,
+            roster=roster,
         )
     except (FileNotFoundError, ValueError, sandbox.SandboxUnavailable) as exc:
         print(f"labkit grade: {exc}")
@@ -730,4 +889,10 @@ def add_commands(subparsers: Any) -> None:
         action="store_true",
         help="run submissions without the sandbox (only for work you trust; every report carries a warning)",
     )
+    parser.add_argument("--secret", metavar="FILE",
+                        help="the instructor's secret the handouts were made with: each student is graded "
+                        "on their own numbers, derived from it and their login")
+    parser.add_argument("--roster", metavar="CSV",
+                        help="the roster the handouts were made from (a `login` column): anyone else is "
+                        "not graded")
     parser.set_defaults(run=_main)

@@ -317,9 +317,11 @@ def score_answers(
     hidden: bool = True,
     limits: sandbox.Limits | None = None,
     seed: int | None = None,
+    values: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Score answer data (``{exercise id: {name: data}}``) in fresh processes that run no
-    student code (``seed``: the one the notebook's probes were given); returns ``{exercise id:
+    student code (``seed``: the one the notebook's probes were given; ``values``: the
+    student's own numbers per exercise, default the published ones); returns ``{exercise id:
     record}`` (see :meth:`Exercise.record`), with ``{"error": why}`` for an exercise whose
     checker crashed or ran past its time.
 
@@ -332,7 +334,7 @@ def score_answers(
     results: dict[str, dict[str, Any]] = {}
     while pending:
         request = json.dumps({"answers": {n: answers[n] for n in pending}, "hidden": hidden,
-                              "seed": seed}).encode()
+                              "seed": seed, "values": values or {}}).encode()
         for attempt in (1, 2):  # a second try: a machine briefly out of processes or memory
             with _box(limits, use_sandbox=use_sandbox, inputs=None, env=env) as box:
                 got, tail = _score_once(request, box, env)

@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "STATUS_CONFLICT",
     "STATUS_GRADER_ERROR",
+    "STATUS_NOT_ON_ROSTER",
     "STATUS_OK",
     "UNSANDBOXED",
     "ExerciseScore",
@@ -31,6 +32,7 @@ __all__ = [
 STATUS_OK = "ok"
 STATUS_GRADER_ERROR = "grader error"  # the grader failed (its runner or scorer never ran): not a score
 STATUS_CONFLICT = "conflict"  # two notebooks of one chapter for one student: neither was graded
+STATUS_NOT_ON_ROSTER = "not on roster"  # a login the roster lacks: its own numbers are unknown
 MAX_PROBLEMS = 40  # problems listed per submission: a notebook cannot grow its report without bound
 UNSANDBOXED = (
     "WARNING: graded WITHOUT a sandbox (--no-sandbox): the submissions ran with the grader's "
@@ -63,6 +65,8 @@ class GradedSubmission:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     sandboxed: bool = True
+    variant: str = "published"  # whose numbers were graded: "published", "own", or "changed" (see variants)
+    copied: list[str] = field(default_factory=list)  # exercises whose answer is the published solution's code
 
     @property
     def total(self) -> float:

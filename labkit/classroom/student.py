@@ -36,6 +36,12 @@ found the copy is refused (:class:`SolutionLeak`) and nothing is written.  A sol
 that the notebook also shows outside every region (``<freejoint/>`` in a hint, say) is not
 secret: it is listed in :attr:`StudentCopy.public_lines` instead.
 
+With a roster and the instructor's secret (``labkit student SRC... OUT --roster roster.csv
+--secret FILE``, :func:`write_handouts`) it writes one folder per student, ``OUT/<login>/``,
+whose copies carry that student's own numbers (:mod:`labkit.exercises.variants`) in one
+cell right after the cell that imports labkit: every ``labkit.given("N.M")`` box, every
+number computed from it and every feedback cell then use them.
+
 The copy runs in a fresh kernel up to its first exercise and stops there with the
 exercise's ``NotAnswered`` (answer cells are not tagged: a blank answer stops Run All; the
 self-learner's practice copies of :mod:`.practice` tag them too).  OUT may not be, or lie
@@ -48,7 +54,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
+import hashlib
 import json
 import os
 import re
@@ -69,13 +77,17 @@ __all__ = [
     "StudentCopyError",
     "add_commands",
     "check_student_copy",
+    "code_line_key",
     "exercise_calls",
     "grade_id",
     "kernel_problem",
     "nbgrader_metadata",
     "parse_grade_id",
+    "solution_fingerprints",
     "student_notebook",
     "tag_feedback_cells",
+    "with_variant",
+    "write_handouts",
     "write_student_copies",
 ]
 
@@ -448,6 +460,42 @@ def tag_feedback_cells(nb: Any) -> int:
     return tagged
 
 
+# -- the published solutions, as fingerprints ---------------------------------------------------
+def code_line_key(line: str) -> str | None:
+    """A code line as the published-solution check compares it: its comment and all
+    whitespace dropped, then SHA-256 (hex); None for a line too short to tell anything
+    (under :data:`MIN_SECRET` characters: ``x = 1`` is everyone's)."""
+    text = _norm(re.sub(r"(^|\s)#.*$", "", line))
+    if len(text) < MIN_SECRET:
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def solution_fingerprints(notebook: Any) -> dict[str, list[str]]:
+    """Each exercise's reference-solution lines in a chapter notebook (an ``nbformat`` node),
+    as :func:`code_line_key` keys: the lines of its ``BEGIN/END SOLUTION`` regions that the
+    student copy does not show elsewhere.  A grader compares a submission's lines with them
+    without holding the solutions themselves."""
+    public = {_norm(line) for line in student_notebook(notebook).public_lines}
+    cells = notebook.cells
+    found: dict[str, list[str]] = {}
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "code" or BEGIN_SOLUTION not in cell.source:
+            continue
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        region = _split(cell.source, index, True, bool(tags & SOLUTION_TAGS))
+        calls = next((exercise_calls(c.source) for c in cells[index:]
+                      if c.cell_type == "code" and exercise_calls(c.source)), [])
+        if not calls:
+            continue
+        keys = found.setdefault(calls[0].id, [])
+        for kind, line in region.secrets:
+            key = code_line_key(line) if kind == BEGIN_SOLUTION and _norm(line) not in public else None
+            if key and key not in keys:
+                keys.append(key)
+    return found
+
+
 # -- nbgrader ---------------------------------------------------------------------------------
 GRADE_ID_KINDS = ("answer", "feedback")
 _GRADE_ID = re.compile(r"^(?P<kind>answer|feedback)-(?P<chapter>\d+)[._](?P<number>\d+)(?:-(?P<part>\d+))?$")
@@ -590,6 +638,21 @@ def _sources(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
+def _write(notebook: Any, destination: Path) -> Path:
+    """Write ``notebook`` to ``destination`` whole or not at all (a temporary file beside it,
+    then renamed over it)."""
+    import nbformat
+
+    handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".student-", suffix=".ipynb")
+    os.close(handle)
+    try:
+        nbformat.write(notebook, temporary)
+        os.replace(temporary, destination)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    return destination
+
+
 def write_student_copies(sources: Iterable[Path | str], out: Path | str, *, force: bool = False
                          ) -> list[tuple[Path, StudentCopy]]:
     """Write the student copy of every notebook in ``sources`` (files or folders) to ``out``.
@@ -603,13 +666,7 @@ def write_student_copies(sources: Iterable[Path | str], out: Path | str, *, forc
 
     out = Path(out)
     paths = _sources(Path(s) for s in sources)
-    target = out.resolve()
-    for path in paths:
-        folder = path.resolve().parent
-        if target == folder or target.is_relative_to(folder):
-            raise StudentCopyError(
-                f"refusing to write student copies into {out}: it is (inside) the folder of the source "
-                f"{path}; choose a folder outside it, e.g. {folder.parent / (folder.name + '-student')}")
+    _refuse_inside(out, paths, "student copies")
     names = [p.name for p in paths]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -631,15 +688,92 @@ def write_student_copies(sources: Iterable[Path | str], out: Path | str, *, forc
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for path, made_copy in zip(paths, made, strict=True):
-        destination = out / path.name
-        handle, temporary = tempfile.mkstemp(dir=out, prefix=".student-", suffix=".ipynb")
-        os.close(handle)
+        written.append((_write(made_copy.notebook, out / path.name), made_copy))
+    return written
+
+
+VARIANT_TAG = "labkit-variant"
+"""The tag of a handout's cell that gives the notebook its student's numbers."""
+
+
+def with_variant(notebook: Any, login: str, secret: bytes) -> Any:
+    """A copy of a student copy (``notebook``, an nbformat node, not modified) that carries
+    ``login``'s numbers for the exercises it poses, in a locked code cell right after the
+    first cell that imports labkit (or first, when none does)."""
+    import nbformat
+
+    from ..exercises import spec
+    from ..exercises.variants import derive, variant_cell
+
+    nb = copy.deepcopy(notebook)
+    numbers = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for call in exercise_calls(cell.source):
+            with contextlib.suppress(KeyError):
+                found = spec(call.id)
+                if found.params:
+                    numbers[found.id] = derive(secret, login, found.id, found.params, found.valid)
+    if not numbers:
+        return nb
+    imports = next((i for i, c in enumerate(nb.cells)
+                    if c.cell_type == "code" and re.search(r"^\s*import labkit\b", c.source, re.M)), -1)
+    cell = nbformat.v4.new_code_cell(variant_cell(login, numbers, secret))
+    cell.metadata.update(tags=[VARIANT_TAG], editable=False, deletable=False)
+    nb.cells.insert(imports + 1, cell)
+    return nb
+
+
+def _refuse_inside(target: Path, paths: Iterable[Path], what: str) -> None:
+    """Refuse to write into ``target`` when it is, or lies inside, a source notebook's folder."""
+    target = target.resolve()
+    for path in paths:
+        folder = path.resolve().parent
+        if target == folder or target.is_relative_to(folder):
+            raise StudentCopyError(
+                f"refusing to write {what} into {target}: it is (inside) the folder of the source "
+                f"{path}; choose a folder outside it, e.g. {folder.parent / (folder.name + '-student')}")
+
+
+def write_handouts(sources: Iterable[Path | str], out: Path | str, *, roster: Sequence[str], secret: bytes,
+                   force: bool = False) -> list[tuple[Path, StudentCopy]]:
+    """Write every student of ``roster`` their own copy of every notebook in ``sources``:
+    ``out/<login>/<notebook>``, the student copy with the student's numbers
+    (:func:`with_variant`).  Everything is checked before anything is written, as by
+    :func:`write_student_copies`, for ``out`` and for every student's folder in it (a login
+    may not name a source's folder); returns ``(written path, copy)`` pairs."""
+    import nbformat
+
+    out = Path(out)
+    paths = _sources(Path(s) for s in sources)
+    names = [p.name for p in paths]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise StudentCopyError(f"two sources share the name {', '.join(twice)}")
+    for folder in [out, *(out / login for login in roster)]:
+        _refuse_inside(folder, paths, "handouts")
+    existing = [out / login / n for login in roster for n in names if (out / login / n).exists()]
+    if existing and not force:
+        raise StudentCopyError(f"refusing to overwrite {', '.join(map(str, existing[:5]))}"
+                               f"{' …' if len(existing) > 5 else ''} (use --force)")
+    made = []
+    for path in paths:
         try:
-            nbformat.write(made_copy.notebook, temporary)
-            os.replace(temporary, destination)
-        finally:
-            Path(temporary).unlink(missing_ok=True)
-        written.append((destination, made_copy))
+            made.append(student_notebook(nbformat.read(path, as_version=4)))
+        except StudentCopyError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
+        except Exception as exc:  # whatever makes it unreadable, the refusal says what
+            raise StudentCopyError(f"{path} is not a readable notebook: {exc}") from None
+        made[-1].source = path
+    written = []
+    for login in roster:
+        folder = out / login
+        folder.mkdir(parents=True, exist_ok=True)
+        for path, made_copy in zip(paths, made, strict=True):
+            mine = copy.copy(made_copy)
+            mine.notebook = with_variant(made_copy.notebook, login, secret)
+            written.append((_write(mine.notebook, folder / path.name), mine))
     return written
 
 
@@ -675,9 +809,20 @@ def check_student_copy(path: Path | str, *, timeout: int = 300) -> tuple[bool, s
 
 # -- command line ---------------------------------------------------------------------------
 def _main(args: argparse.Namespace) -> int:
+    from ..exercises.variants import RosterError, SecretError, read_roster, read_secret
+
+    if bool(args.roster) != bool(args.secret):
+        print("labkit student: --roster and --secret go together: the roster says who, the secret "
+              "makes each student's numbers")
+        return 2
     try:
-        written = write_student_copies(args.sources, args.out, force=args.force)
-    except StudentCopyError as exc:
+        if args.roster:
+            roster = read_roster(args.roster)
+            written = write_handouts(args.sources, args.out, roster=roster, secret=read_secret(args.secret),
+                                     force=args.force)
+        else:
+            written = write_student_copies(args.sources, args.out, force=args.force)
+    except (StudentCopyError, RosterError, SecretError) as exc:
         print(f"labkit student: {exc}")
         return 2
     status = 0
@@ -698,7 +843,11 @@ def _main(args: argparse.Namespace) -> int:
     problem = kernel_problem(made.notebook for _, made in written)
     if problem:
         print(f"  note: {problem}")
-    print(f"{len(written)} student notebooks written to {args.out}")
+    if args.roster:
+        print(f"{len(written)} handout notebooks written to {args.out}, one folder per student of the "
+              f"roster ({len(roster)}), each with that student's own numbers")
+    else:
+        print(f"{len(written)} student notebooks written to {args.out}")
     return status
 
 
@@ -716,4 +865,10 @@ def add_commands(subparsers: Any) -> None:
     parser.add_argument("--force", action="store_true", help="replace existing files in OUT")
     parser.add_argument("--check", action="store_true",
                         help="run each copy and confirm it stops at its first exercise")
+    parser.add_argument("--roster", metavar="CSV",
+                        help="a roster with a `login` column: write OUT/<login>/ for each student, with "
+                        "their own numbers (needs --secret)")
+    parser.add_argument("--secret", metavar="FILE",
+                        help="the instructor's secret (labkit variants secret FILE makes one; keep it out "
+                        "of the course): the students' numbers are derived from it")
     parser.set_defaults(run=_main)

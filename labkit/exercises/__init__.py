@@ -39,7 +39,8 @@ from typing import Any
 from .. import reporting
 from ..display import fmt
 from .answers import encode
-from .core import Exercise, ExerciseFailed, NotAnswered, Spec, chapter_specs, checker, spec
+from .core import Exercise, ExerciseFailed, NotAnswered, Param, Spec, chapter_specs, checker, spec
+from .variants import copy_of, given, numbers_in
 
 __all__ = [
     "ANSWERS_MIME",
@@ -47,12 +48,14 @@ __all__ = [
     "Exercise",
     "ExerciseFailed",
     "NotAnswered",
+    "Param",
     "Spec",
     "answers_of",
     "chapter_specs",
     "checker",
     "collect",
     "exercise",
+    "given",
     "nbgrader_mode",
     "spec",
 ]
@@ -111,7 +114,8 @@ def exercise(number: str) -> float | None:
     mode = nbgrader_mode()
     if mode is not None:
         return _nbgrader_feedback(number, namespace, hidden=mode == "autograde")
-    graded = spec(number).grade(answers_of(number, namespace))
+    found = spec(number)
+    graded = found.grade(answers_of(number, namespace), values=numbers_in(namespace, found.id))
     reporting.publish(graded.text(), graded._repr_html_())
     if not graded.passed:
         # the box above is the feedback; in IPython the error shows only this line (see
@@ -130,7 +134,9 @@ def _nbgrader_feedback(number: str, namespace: dict[str, Any], *, hidden: bool) 
             answers = answers_of(number, namespace)
         except Exception as exc:  # as in labkit grade: answers that cannot be read score as missing
             answers = {"__error__": f"{type(exc).__name__}: {exc}"[:500]}
-        graded = found.grade(answers, hidden=hidden)
+        # nbgrader runs no labkit code outside the student's kernel, so it can only check the
+        # numbers the copy carries; `labkit grade` and Gradescope derive them from the secret
+        graded = found.grade(answers, hidden=hidden, values=numbers_in(namespace, found.id))
     reporting.publish(graded.text(), graded._repr_html_())
     if written:
         # shown on stdout: on stderr it would cost the exercise all its points
@@ -181,6 +187,12 @@ def collect(number: str) -> None:
         payload = {"exercise": number, "answers": answers_of(number, namespace)}
     except Exception as exc:  # an answer whose conversion crashes is an answer that failed
         payload = {"exercise": number, "error": f"{type(exc).__name__}: {exc}"[:500]}
+    try:  # the numbers the copy claims: only compared with the student's own, never scored on
+        claimed = numbers_in(namespace, number)
+        payload["variant"] = json.loads(json.dumps(claimed, allow_nan=False)) if claimed else None
+        payload["copy"] = copy_of(namespace)         # whose handout it says it is
+    except (TypeError, ValueError, OverflowError):
+        payload["variant"] = {"__error__": "the copy's numbers cannot be read"}
     from IPython.display import display
 
     display({ANSWERS_MIME: payload, "text/plain": f"[answers of exercise {number} collected]"}, raw=True)

@@ -1,9 +1,9 @@
 """Checkers of chapter 04 (actuators: limits, state and timing), and the models and control
 loop they share with the chapter's lessons.
 
-Exercise 4.1 builds :data:`HIP_XML` with the learner's joint attributes; 4.2 runs the
-runaway servo of :data:`RUNAWAY_XML`, behind a gear of :data:`EXERCISE_GEAR`, with the
-learner's ``actrange``; 4.3 and 4.4 ask for
+Exercise 4.1 builds :data:`HIP_XML` (:func:`hip_xml`: behind the variant's gear) with the
+learner's joint attributes; 4.2 runs the runaway servo of :data:`RUNAWAY_XML`, behind the
+variant's gear (published: :data:`EXERCISE_GEAR`), with the learner's ``actrange``; 4.3 and 4.4 ask for
 code, so their answers are records made by a probe (:func:`probe_ctrl_index`,
 :func:`probe_controller`) that runs the learner's function in the learner's kernel.  The
 checkers see only those records and trust none of them: 4.3 checks every returned index
@@ -32,7 +32,7 @@ from ..models import ModelError, load, model_path
 from ..recording import Recording, activation, record
 from ..sim import control_callback, mujoco_warnings
 from .answers import BOOLEAN, NUMBER, STRING, AnswerError, array, number, probe_seed, recorded
-from .core import Exercise, ExerciseFailed, checker
+from .core import Exercise, ExerciseFailed, Param, checker
 
 
 def _servo_signals(model: mujoco.MjModel, data: mujoco.MjData) -> dict[str, np.ndarray]:
@@ -56,7 +56,9 @@ __all__ = [
     "SHOWN",
     "TARGET",
     "UNSEEN",
+    "ahead_and_back_seconds",
     "extreme_torques",
+    "hip_xml",
     "owner",
     "pi_law",
     "probe_controller",
@@ -84,7 +86,19 @@ HIP_XML = """
 """Exercise 4.1's hip: a geared drive and a position servo on one hinge, each with
 ``forcerange="-1 1"``; ``{hip_attrs}`` is where the learner's joint attributes go."""
 
-HIP_LIMIT = 2.5  # N·m: what the physical motor at the hip can deliver
+HIP_GEAR = 3.0   # the drive's gear in HIP_XML (published)
+HIP_LIMIT = 2.5  # N·m: what the physical motor at the hip can deliver (published)
+# the variants: gears of 2.5-5 (from 2.5 on, the drive alone, gear·1, is never the sum of the two
+# forceranges, 2, so each mistake keeps its own explanation) and limits of 1.5-4.5 N·m, at least
+# 0.5 N·m below the pair's gear + 1, so that the joint's clamp has something to cut
+HIP_GEAR_PARAM = Param(HIP_GEAR, 2.5, 5.0, 0.5, unit=": 1", label="the drive's gear")
+HIP_LIMIT_PARAM = Param(HIP_LIMIT, 1.5, 4.5, 0.25, unit="N·m",
+                        label="what the physical motor at the hip can deliver")
+
+
+def hip_xml(gear: float = HIP_GEAR) -> str:
+    """:data:`HIP_XML` with the drive's gear ``gear`` (``{hip_attrs}`` still to fill in)."""
+    return HIP_XML.replace(f'gear="{HIP_GEAR:g}"', f'gear="{gear:g}"')
 
 
 def _joint_attributes(attrs: str) -> str:
@@ -97,11 +111,12 @@ def _joint_attributes(attrs: str) -> str:
     return " ".join(f"{key}={quoteattr(value)}" for key, value in element.attrib.items())
 
 
-def extreme_torques(attrs: str = "") -> np.ndarray:
-    """The hip of :data:`HIP_XML` with joint attributes ``attrs``, at qpos = 0, for each corner
-    of the control box (±1, ±1): rows ``(qfrc_actuator [N·m], drive force [N·m], hold force
-    [N·m])``, shape (4, 3).  Raises ValueError (not attributes) or ModelError (no model)."""
-    hip, hip_data = load(HIP_XML.format(hip_attrs=_joint_attributes(attrs)))
+def extreme_torques(attrs: str = "", gear: float = HIP_GEAR) -> np.ndarray:
+    """The hip of :func:`hip_xml` (the drive's gear ``gear``) with joint attributes ``attrs``, at
+    qpos = 0, for each corner of the control box (±1, ±1): rows ``(qfrc_actuator [N·m], drive
+    force [N·m], hold force [N·m])``, shape (4, 3).  Raises ValueError (not attributes) or
+    ModelError (no model)."""
+    hip, hip_data = load(hip_xml(gear).format(hip_attrs=_joint_attributes(attrs)))
     rows = []
     for corner in [(-1, -1), (-1, 1), (1, -1), (1, 1)]:
         hip_data.ctrl[:] = corner
@@ -111,33 +126,38 @@ def extreme_torques(attrs: str = "") -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _hip_torques(attrs: str) -> np.ndarray:
-    """:func:`extreme_torques` of ``attrs``, cached and read-only (the fuzz tests re-grade the same
-    strings); ValueError or ModelError as it."""
-    rows = extreme_torques(attrs)
+def _hip_torques(attrs: str, gear: float = HIP_GEAR) -> np.ndarray:
+    """:func:`extreme_torques` of ``attrs`` and ``gear``, cached and read-only (the fuzz tests
+    re-grade the same strings); ValueError or ModelError as it."""
+    rows = extreme_torques(attrs, gear)
     rows.setflags(write=False)
     return rows
 
 
 @checker("4.1", "Several actuators, one joint", points=3,
-         answers={"is_bug": BOOLEAN, "max_total": NUMBER, "hip_attrs": STRING})
+         answers={"is_bug": BOOLEAN, "max_total": NUMBER, "hip_attrs": STRING},
+         params={"gear": HIP_GEAR_PARAM, "limit": HIP_LIMIT_PARAM},
+         valid=lambda v: v["limit"] <= v["gear"] + 1 - 0.5)
 def _several_actuators(ex: Exercise) -> None:
-    free = _hip_torques("")
+    gear, limit = ex.param("gear"), ex.param("limit")
+    free = _hip_torques("", gear)
     total = ex.close("max_total", np.abs(free[:, 0]).max(), rtol=1e-6, unit="N·m",
                      hint="the drive's output is multiplied by its gear; then both actuators are added",
                      mistakes={1.0: "that is one actuator's forcerange, before the gear",
-                               2.0: "that adds the two forceranges but forgets the drive's gear of 3",
-                               3.0: "that is the drive alone: the servo adds its own clamped output"})
+                               2.0: "that adds the two forceranges but forgets the drive's gear of "
+                                    f"{fmt(gear)}",
+                               gear: "that is the drive alone: the servo adds its own clamped output"})
     # a yes/no a guess gets right half the time: it counts together with the number that shows why
     verdict = ex.has("is_bug") and ex.value("is_bug") is False
     ex.require(verdict and total, "`is_bug` is right, and `max_total` shows why",
                failure=("`is_bug` is not right" if not verdict else
                         "`is_bug` is right, but it counts together with `max_total`, which is not yet"),
                hint="follow the chain: forcerange acts before the gear, and the joint sums all actuators")
-    requirements = ("the joint receives at most 2.5 N·m, and the full 2.5 N·m is still available",
+    shown = fmt(limit, unit="N·m")
+    requirements = (f"the joint receives at most {shown}, and the full {shown} is still available",
                     "each actuator's own output (actuator_force) is unchanged")
     try:
-        limited = _hip_torques(ex.value("hip_attrs"))
+        limited = _hip_torques(ex.value("hip_attrs"), gear)
     except ExerciseFailed as exc:                  # missing, or not a string
         problem = str(exc)
     except ValueError as exc:                      # not attributes, or no model (ModelError)
@@ -149,7 +169,7 @@ def _several_actuators(ex: Exercise) -> None:
             ex.require(False, requirement, failure=problem)
         return
     largest = np.abs(limited[:, 0]).max()
-    clamped = abs(largest - HIP_LIMIT) <= 1e-9
+    clamped = abs(largest - limit) <= 1e-9
     ex.require(clamped, requirements[0], failure=f"the largest joint torque is {fmt(largest)} N·m",
                hint="the clamp you need belongs to the joint, and acts on the sum of all its actuators")
     # "unchanged" alone is met by writing nothing: it counts only once the joint is limited as asked
@@ -191,10 +211,22 @@ def push_and_reverse(extra: str = "") -> tuple[mujoco.MjModel, Recording]:
 
 
 EXERCISE_GEAR = 2.0
-"""Exercise 4.2's servo is :data:`RUNAWAY_XML`'s behind a 2:1 gear (``gear="2"``)."""
+"""Exercise 4.2's servo is :data:`RUNAWAY_XML`'s behind a 2:1 gear (``gear="2"``, published)."""
 AHEAD, BACK = 15.0, 30.0
 """Exercise 4.2's test, s: full ahead, then full back (with gear 2 the setpoint's joint angle moves
-at 0.05 rad/s, so it takes 10.5 s to the limit and 21 s across the range)."""
+at 0.05 rad/s, so it takes 10.5 s to the limit and 21 s across the range); behind another gear
+both last in proportion (:func:`ahead_and_back_seconds`)."""
+# the variants: gears of 1.25-3.5 in quarters.  Not 1, where the joint's own radians, the
+# chapter's mistake, would be the answer; from one quarter to the next the answer changes by 7 % at
+# least, more than the 5 % the hinge may stop short, so neither the published answer nor a
+# neighbour's passes: a neighbour's actrange either aims beyond the range or stops short of 95 %
+GEAR_PARAM = Param(EXERCISE_GEAR, 1.25, 3.5, 0.25, unit=": 1", label="the servo's gear")
+
+
+def ahead_and_back_seconds(gear: float = EXERCISE_GEAR) -> tuple[float, float]:
+    """Exercise 4.2's test behind ``gear``, s: full ahead, then full back, :data:`AHEAD` and
+    :data:`BACK` scaled with the gear (the setpoint's joint angle moves at 0.1/gear rad/s)."""
+    return AHEAD * gear / EXERCISE_GEAR, BACK * gear / EXERCISE_GEAR
 
 # each bound within ±1000: the setpoint integrates at most 0.1 per second, so in this 45 s test it
 # never leaves ±5 and any wider bound acts as none; the answer is ±1.047 (±0.52 rad at gear 2), and
@@ -206,27 +238,31 @@ ACTRANGE = array(items=[_BOUND, _BOUND])
 
 
 @lru_cache(maxsize=64)
-def _ahead_and_back(low: float, high: float) -> tuple[tuple[float, float], float, Recording, Recording]:
-    """Exercise 4.2's geared servo with ``actrange = (low, high)``: the joint range (rad), the
-    gear, and the recordings of :data:`AHEAD` s full ahead then :data:`BACK` s full back (cached:
-    the fuzz tests re-grade the same values).  Raises :class:`ExerciseFailed` if it does not compile."""
+def _ahead_and_back(low: float, high: float, gear: float = EXERCISE_GEAR
+                    ) -> tuple[tuple[float, float], float, Recording, Recording]:
+    """Exercise 4.2's servo behind ``gear`` with ``actrange = (low, high)``: the joint range
+    (rad), the gear, and the recordings of full ahead then full back
+    (:func:`ahead_and_back_seconds`; cached: the fuzz tests re-grade the same values).  Raises
+    :class:`ExerciseFailed` if it does not compile."""
+    ahead_s, back_s = ahead_and_back_seconds(gear)
     try:
-        graded, _ = load(RUNAWAY_XML.format(extra=f'gear="{EXERCISE_GEAR:g}" actrange="{low!r} {high!r}"'))
+        graded, _ = load(RUNAWAY_XML.format(extra=f'gear="{gear!r}" actrange="{low!r} {high!r}"'))
     except ModelError as exc:
         raise ExerciseFailed(f"the servo does not compile with actrange = ({fmt(low)}, {fmt(high)}): "
                              f"{exc.mujoco or exc}"[:500]) from None
     with mujoco_warnings():
         servo_data = mujoco.MjData(graded)
-        ahead = record(graded, servo_data, _servo_signals(graded, servo_data), duration=AHEAD, ctrl=[1.0])
-        back = record(graded, servo_data, _servo_signals(graded, servo_data), duration=BACK, ctrl=[-1.0])
+        ahead = record(graded, servo_data, _servo_signals(graded, servo_data), duration=ahead_s, ctrl=[1.0])
+        back = record(graded, servo_data, _servo_signals(graded, servo_data), duration=back_s, ctrl=[-1.0])
     lo_lim, hi_lim = graded.joint("hinge").range
     return (float(lo_lim), float(hi_lim)), float(graded.actuator("servo").gear[0]), ahead, back
 
 
-@checker("4.2", "Clamp the setpoint, not the rate", points=3, answers={"actrange": ACTRANGE})
+@checker("4.2", "Clamp the setpoint, not the rate", points=3, answers={"actrange": ACTRANGE},
+         params={"gear": GEAR_PARAM})
 def _clamp_setpoint(ex: Exercise) -> None:
     low, high = (float(v) for v in ex.value("actrange"))
-    (lo_lim, hi_lim), gear, ahead, back = _ahead_and_back(low, high)
+    (lo_lim, hi_lim), gear, ahead, back = _ahead_and_back(low, high, ex.param("gear"))
     # each requirement alone is met by a trivial servo: "within the range" by a clamp too narrow to
     # move (actrange (-0.01, 0.01)) or one in the joint's radians, not the actuator's (±0.52: the
     # hinge then covers half its range), "reaches both ends" by no clamp at all, the chapter's
@@ -432,7 +468,10 @@ def _nu(xml: str) -> int:
 
 
 @checker("4.3", "Find a packed input by name", points=2,
-         answers={"ctrl_index": recorded(probe_ctrl_index, "a function", validate=_index_record)})
+         answers={"ctrl_index": recorded(probe_ctrl_index, "a function", validate=_index_record)},
+         fixed="the answer is a method, finding any input of any layout by its name, which every correct "
+               "answer shares; the question holds no number, and the grader already asks it on a layout "
+               "drawn at random for each grading")
 def _find_input(ex: Exercise) -> None:
     record = ex.value("ctrl_index")
     ex.precondition(record["seed"] == ex.seed, "the record answers the layout drawn for this grading",
@@ -468,10 +507,10 @@ COUNTER_XML = """
 </mujoco>"""
 """A 1 kg bar on a damped hinge (no gravity) driven by one motor: the plant of section 10."""
 
-TARGET = 1.0   # rad: the angle the PI controller holds
+TARGET = 1.0   # rad: the angle the PI controller holds (published)
 KP = 5.0       # N·m/rad
 KV = 1.0       # N·m·s/rad
-KI = 20.0      # N·m/(rad·s)
+KI = 20.0      # N·m/(rad·s) (published)
 LOAD = -0.5    # N·m: constant disturbance torque (qfrc_applied)
 SECONDS = 3.0  # s: length of one closed-loop run
 CALLS_PER_STEP = {"EULER": 1, "RK4": 4}   # mjcb_control calls per mj_step
@@ -620,14 +659,15 @@ def _replayed(integrator: str, packed: str, per_step: tuple[int, ...]
     return angles, rows, ""
 
 
-def pi_law(rows: np.ndarray, calls: int, h: float) -> np.ndarray:
-    """The exercise's control at every recorded feedback call: ``KP·(TARGET − q) − KV·q̇ + KI·z``
+def pi_law(rows: np.ndarray, calls: int, h: float, target: float = TARGET, ki: float = KI) -> np.ndarray:
+    """The exercise's control at every recorded feedback call: ``KP·(target − q) − KV·q̇ + ki·z``
     (N·m) with q, q̇ the state the call saw (``rows[:, 0]``, ``rows[:, 1]``) and z the integral
-    that ``tick`` advanced once before the step, ``z_k = Σ_{i≤k} h·(TARGET − q_i)`` (rad·s), q_i
+    that ``tick`` advanced once before the step, ``z_k = Σ_{i≤k} h·(target − q_i)`` (rad·s), q_i
     the angle at the start of step i (what its first feedback call saw).  ``calls``: feedback
-    calls per step; ``h``: the timestep, s.  Returns shape (len(rows),)."""
-    integral = np.cumsum(h * (TARGET - rows[::calls, 0]))
-    return KP * (TARGET - rows[:, 0]) - KV * rows[:, 1] + KI * np.repeat(integral, calls)
+    calls per step; ``h``: the timestep, s; ``target``, ``ki``: the variant's (default
+    :data:`TARGET`, :data:`KI`).  Returns shape (len(rows),)."""
+    integral = np.cumsum(h * (target - rows[::calls, 0]))
+    return KP * (target - rows[:, 0]) - KV * rows[:, 1] + ki * np.repeat(integral, calls)
 
 
 LAW_TOLERANCE = 1e-9
@@ -635,24 +675,29 @@ LAW_TOLERANCE = 1e-9
 terms is ~1e-13, while advancing the integral one step late already changes ctrl by KI·h·error."""
 
 
-def _law_breach(rows: np.ndarray, integrator: str) -> str:
+def _law_breach(rows: np.ndarray, integrator: str, target: float = TARGET, ki: float = KI) -> str:
     """"" if every recorded control of the run is :func:`pi_law` of the state it saw (to
-    :data:`LAW_TOLERANCE`), else where and how it is not."""
+    :data:`LAW_TOLERANCE`), with the variant's ``target`` and ``ki``, else where and how it is not."""
     calls = CALLS_PER_STEP[integrator]
     h = mujoco.MjModel.from_xml_string(COUNTER_XML).opt.timestep
-    law = pi_law(rows, calls, h)
+    law = pi_law(rows, calls, h, target, ki)
     off = np.abs(rows[:, 2] - law) > LAW_TOLERANCE * (1 + np.abs(law))
     if not off.any():
         return ""
     k = int(np.argmax(off))
     # the chapter's mistake: the integral advanced in feedback, at every call (four per RK4 step)
-    naive = KP * (TARGET - rows[:, 0]) - KV * rows[:, 1] + KI * np.cumsum(h * (TARGET - rows[:, 0]))
+    naive = KP * (target - rows[:, 0]) - KV * rows[:, 1] + ki * np.cumsum(h * (target - rows[:, 0]))
     if calls > 1 and np.all(np.abs(rows[:, 2] - naive) <= LAW_TOLERANCE * (1 + np.abs(naive))):
         return (f"under {integrator} the integral grows at every feedback call, {calls} times per step: "
                 "feedback updates state of its own")
+    published = pi_law(rows, calls, h)
+    if (target, ki) != (TARGET, KI) and np.all(np.abs(rows[:, 2] - published)
+                                               <= LAW_TOLERANCE * (1 + np.abs(published))):
+        return (f"under {integrator} feedback follows the law with the chapter's TARGET = {fmt(TARGET)} rad "
+                f"and KI = {fmt(KI)}; your numbers are target {fmt(target)} rad and ki {fmt(ki)}")
     return (f"under {integrator}, feedback call {k} (step {k // calls}) left ctrl[0] = {fmt(rows[k, 2])} "
-            "N·m; KP·(TARGET − q) − KV·q̇ + KI·z with z advanced once per step in tick gives "
-            f"{fmt(law[k])} N·m")
+            f"N·m; KP·(target − q) − KV·q̇ + ki·z with target {fmt(target)} rad, ki {fmt(ki)} and z "
+            f"advanced once per step in tick gives {fmt(law[k])} N·m")
 
 
 def _controller_record(record: Any) -> dict[str, Any]:
@@ -671,9 +716,21 @@ def _controller_record(record: Any) -> dict[str, Any]:
     return record
 
 
+# the variants: targets of 0.5-1.5 rad and integral gains of 10-40 N·m/(rad·s), each away from the
+# published 1 rad and 20 (the recomputed law then differs from the first call on, so neither the
+# published controller nor a neighbour's passes).  The loop I·s³ + (KV + 0.1)·s² + KP·s + ki stays
+# far inside Routh-Hurwitz (1.1·5 = 5.5 > I·ki ≤ 0.6), and its slowest pole, ≈ ki/KP ≥ 2 /s, has
+# brought the step to within 2 mrad of its target after 3 s on every variant (measured), inside the
+# 0.01 rad that "holds the target" asks
+TARGET_PARAM = Param(TARGET, 0.5, 1.5, 0.1, unit="rad", label="the angle the controller holds")
+KI_PARAM = Param(KI, 10.0, 40.0, 5.0, unit="N·m/(rad·s)", label="the integral gain")
+
+
 @checker("4.4", "Control state outside the callback", points=3,
-         answers={"make_controller": recorded(probe_controller, "a function", validate=_controller_record)})
+         answers={"make_controller": recorded(probe_controller, "a function", validate=_controller_record)},
+         params={"target": TARGET_PARAM, "ki": KI_PARAM})
 def _control_state(ex: Exercise) -> None:
+    target, ki = ex.param("target"), ex.param("ki")
     runs = ex.value("make_controller")["runs"]
     replayed: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     problem = ""
@@ -689,21 +746,22 @@ def _control_state(ex: Exercise) -> None:
                             + " (tick and feedback may change nothing but data.ctrl[0] and their own state)")
     # the law recomputed from the states each call saw replaces any self-report: it proves that
     # both runs came from the one controller of the exercise
-    breach = {integrator: _law_breach(rows, integrator) for integrator, (_, rows) in replayed.items()}
+    breach = {integrator: _law_breach(rows, integrator, target, ki)
+              for integrator, (_, rows) in replayed.items()}
     ex.require(not any(breach.values()),
-               "at every recorded call, feedback gives KP·(TARGET − q) − KV·q̇ + KI·z, "
-               "z advanced once per step",
+               "at every recorded call, feedback gives KP·(target − q) − KV·q̇ + ki·z with your target and "
+               "ki, z advanced once per step",
                failure="; ".join(why for why in breach.values() if why),
                hint="move every state update (the integral) into tick; feedback only reads")
     euler, rk4 = replayed["EULER"][0], replayed["RK4"][0]
     # both trajectory checks follow from the law; they count only for the runs that follow it (a
     # stateless high-gain law holds the target, and any stateless law agrees under both integrators)
     other = "the runs follow another law than the exercise's (above)"
-    held = abs(euler[-1] - TARGET) < 0.01
+    held = abs(euler[-1] - target) < 0.01
     ex.require(held and not breach["EULER"], "the integral term holds the target against the load",
-               failure=(f"after {fmt(SECONDS)} s the angle is {fmt(euler[-1])} rad instead of {fmt(TARGET)}"
+               failure=(f"after {fmt(SECONDS)} s the angle is {fmt(euler[-1])} rad instead of {fmt(target)}"
                         if not held else f"it holds the target, but {other}"),
-               hint="the integral accumulates h·(TARGET − q) once per step, and the control adds KI·integral")
+               hint="the integral accumulates h·(target − q) once per step, and the control adds ki·integral")
     gap = float(np.abs(rk4 - euler).max())
     ex.require(gap < 0.05 and not any(breach.values()), "RK4 and Euler trajectories agree to within 0.05 rad",
                failure=f"they differ by up to {fmt(gap)} rad" if gap >= 0.05 else f"they agree, but {other}",

@@ -16,16 +16,16 @@ import mujoco
 import numpy as np
 
 from ..axes import CONES, SOLVERS
-from ..contact import pairs
+from ..contact import mask_bits, pairs
 from ..display import fmt
 from ..models import load
 from ..models import spec as model_spec
 from .answers import NUMBER, array, integer, mapping, number
-from .core import Exercise, ExerciseFailed, checker
+from .core import Exercise, ExerciseFailed, Param, checker
 
-__all__ = ["CHUTE_ANGLE", "CHUTE_LENGTH", "CHUTE_SPEED", "LINER_FRICTION", "PADS", "RUBBER", "STEEL",
-           "WANTED", "MixedContact", "chute", "exit_speed", "gripper_contacts", "incline", "mixed",
-           "speed_after", "travel"]
+__all__ = ["CHUTE_ANGLE", "CHUTE_LENGTH", "CHUTE_SPEED", "GRIPPER_BIT", "LINER_FRICTION", "PADS", "RUBBER",
+           "STEEL", "WANTED", "MixedContact", "chute", "exit_speed", "gripper_contacts", "incline", "mixed",
+           "require_bits", "speed_after", "steel_and_rubber", "travel"]
 
 
 def _name(pair: Sequence[str]) -> str:
@@ -66,13 +66,42 @@ def _contacts(masks: tuple[tuple[int, int], ...]) -> frozenset[frozenset[str]]:
     return frozenset(gripper_contacts(dict(zip(PADS, masks, strict=True))))
 
 
-@checker("6.1", "Fingers that grip but do not clash", points=3, answers={"masks": MASKS})
+GRIPPER_BIT = 2
+"""Exercise 6.1 (published): the number of the bit (counted from 1, value 2**(bit − 1)) that the
+model reserves for the gripper; bit 1 is the floor's.  The pads and the cube may use those two only."""
+
+# the variants: any other bit up to 16.  Any correct answer must use the gripper's bit (bit 1 alone
+# cannot keep the pads off the floor and on the cube), so the published answer, on bit 2, never
+# passes elsewhere, nor does one student's answer on another's bit
+GRIPPER_BIT_PARAM = Param(GRIPPER_BIT, 2, 16, 1,
+                          label="the number of the gripper's bit, counted from 1: its value is 2**(bit − 1)")
+
+
+def require_bits(ex: Exercise, masks: Mapping[str, Sequence[int]], bit: int, parts: str, owner: str) -> None:
+    """The precondition of a bitmask exercise: ``masks`` (``{geom: (contype, conaffinity)}``)
+    use only bit 1, the floor's, and bit ``bit`` (counted from 1), the one the model gives
+    ``owner``; ``parts`` names the geoms in the requirement."""
+    allowed = 1 | 1 << (bit - 1)
+    strays = {g: sorted({n for v in pair for n in mask_bits(int(v) & ~allowed)}) for g, pair in masks.items()}
+    ex.precondition(not any(strays.values()),
+                    f"{parts} use only bit 1 (the floor's) and bit {bit} (the {owner}'s, value "
+                    f"{1 << (bit - 1)})",
+                    failure="; ".join(f"{g} uses bit{'s' * (len(b) > 1)} {', '.join(map(str, b))}"
+                                      for g, b in strays.items() if b),
+                    hint=f"your model gives the {owner} bit {bit}, the value {1 << (bit - 1)} = "
+                         f"2**({bit} − 1); the other bits belong to other parts of the model")
+
+
+@checker("6.1", "Fingers that grip but do not clash", points=3, answers={"masks": MASKS},
+         params={"bit": GRIPPER_BIT_PARAM})
 def _fingers(ex: Exercise) -> None:
     masks = ex.value("masks")
     for g in PADS:
         if g not in masks:
             raise ExerciseFailed(f"`masks` has no entry {g!r}: give (contype, conaffinity) for "
                                  f"{', '.join(repr(p) for p in PADS)}")
+    bit = round(ex.param("bit"))
+    require_bits(ex, {g: masks[g] for g in PADS}, bit, "the pads and the cube", "gripper")
     got = _contacts(tuple(tuple(int(v) for v in masks[g]) for g in PADS))
     wrong = {pair: f"{_name(pair)}: MuJoCo " + ("does not generate it" if want else "generates it")
              for pair, want in WANTED if (frozenset(pair) in got) != want}
@@ -144,30 +173,66 @@ RUBBER = dict(friction=[1.2, 0.01, 0.0001], solref=[0.01, 1.0], solimp=_SOLIMP, 
 """Exercise 6.2's rubber pad (the ball): priority 0, solmix 2."""
 
 
-@lru_cache(maxsize=1)
-def _steel_rubber() -> MixedContact:
-    """``mixed(STEEL, RUBBER)``, the contact of Exercise 6.2 (the same for every answer)."""
-    return mixed(STEEL, RUBBER)
+# the variants: each material number that one of the four answers depends on.  Every variant
+# changes all five, so the published sliding and rolling friction are always wrong, and so is the
+# published damping ratio (on this grid no variant mixes to its 5/6); the rubber keeps the larger
+# sliding friction and solmix, the steel the larger rolling friction and time constant and the
+# smaller damping ratio, so that the traps of the question stay traps.  The sliding friction's grid
+# (0.75, 0.85, ... 1.95) avoids the round 1 and 2 that an answer typed without any work might hold
+MATERIAL_PARAMS = {
+    "rubber_sliding": Param(RUBBER["friction"][0], 0.75, 1.95, 0.1, label="the rubber's sliding friction"),
+    "steel_rolling": Param(STEEL["friction"][2], 0.0002, 0.0012, 0.0001,
+                           label="the steel's rolling friction, in m"),
+    "rubber_solmix": Param(RUBBER["solmix"], 1.5, 5.0, 0.5, label="the rubber's solmix"),
+    "steel_timeconst": Param(STEEL["solref"][0], 0.02, 0.08, 0.01, unit="s",
+                             label="the steel's solref time constant"),
+    "steel_dampratio": Param(STEEL["solref"][1], 0.3, 0.9, 0.1, label="the steel's solref damping ratio"),
+}
+
+
+def steel_and_rubber(rubber_sliding: float = RUBBER["friction"][0],
+                     steel_rolling: float = STEEL["friction"][2], rubber_solmix: float = RUBBER["solmix"],
+                     steel_timeconst: float = STEEL["solref"][0], steel_dampratio: float = STEEL["solref"][1]
+                     ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Exercise 6.2's steel plate and rubber pad (:data:`STEEL` and :data:`RUBBER` with the
+    given numbers replaced), ready for ``mixed(steel, rubber)``."""
+    steel = dict(STEEL, friction=[STEEL["friction"][0], STEEL["friction"][1], steel_rolling],
+                 solref=[steel_timeconst, steel_dampratio])
+    rubber = dict(RUBBER, friction=[rubber_sliding, *RUBBER["friction"][1:]], solmix=rubber_solmix)
+    return steel, rubber
+
+
+@lru_cache(maxsize=64)
+def _steel_rubber(**numbers: float) -> MixedContact:
+    """``mixed(*steel_and_rubber(**numbers))``, the contact of Exercise 6.2 (the same for every answer)."""
+    return mixed(*steel_and_rubber(**numbers))
 
 
 @checker("6.2", "Rubber on steel", points=4,
          answers={"mixed_sliding": NUMBER, "mixed_rolling": NUMBER, "mixed_timeconst": NUMBER,
-                  "mixed_dampratio": NUMBER})
+                  "mixed_dampratio": NUMBER}, params=MATERIAL_PARAMS)
 def _rubber_on_steel(ex: Exercise) -> None:
-    c = _steel_rubber()
+    v = {name: ex.param(name) for name in MATERIAL_PARAMS}
+    c = _steel_rubber(**v)
+    steel, rubber = steel_and_rubber(**v)
+    w = rubber["solmix"] / (rubber["solmix"] + steel["solmix"])       # the rubber's weight
+    (slide_r, _, roll_r), slide_s = rubber["friction"], steel["friction"][0]
+    (tau_r, zeta_r), (tau_s, zeta_s) = rubber["solref"], steel["solref"]
+    steel_heavier = f"that gives the steel the larger weight; the rubber has solmix {fmt(rubber['solmix'])}"
     ex.close("mixed_sliding", c.friction[0], rtol=1e-6, hint="friction is not averaged",
-             mistakes={(1.2 * 2 + 0.4) / 3: "that is the solmix-weighted average; friction takes the maximum",
-                       0.8: "that is the plain average; friction takes the maximum"})
+             mistakes={w * slide_r + (1 - w) * slide_s:
+                       "that is the solmix-weighted average; friction takes the maximum",
+                       (slide_r + slide_s) / 2: "that is the plain average; friction takes the maximum"})
     ex.close("mixed_rolling", c.friction[3], rtol=1e-6, hint="the same rule as for sliding friction",
-             mistakes={0.0001: "that is the rubber's value; with equal priority neither geom wins outright"})
+             mistakes={roll_r: "that is the rubber's value; with equal priority neither geom wins outright"})
     ex.close("mixed_timeconst", c.solref[0], rtol=1e-6, unit="s",
              hint="weight of a geom = its solmix / (sum of both solmix)",
-             mistakes={0.03: "that gives the steel the larger weight; the rubber has solmix 2",
-                       0.025: "that is the plain average; solmix weights it",
-                       0.01: "that is the rubber's alone; only a higher priority would make it win"})
+             mistakes={(1 - w) * tau_r + w * tau_s: steel_heavier,
+                       (tau_r + tau_s) / 2: "that is the plain average; solmix weights it",
+                       tau_r: "that is the rubber's alone; only a higher priority would make it win"})
     ex.close("mixed_dampratio", c.solref[1], rtol=1e-6,
              hint="solref's second number is mixed with the same weights as the first",
-             mistakes={2 / 3: "that gives the steel the larger weight; the rubber has solmix 2"})
+             mistakes={(1 - w) * zeta_r + w * zeta_s: steel_heavier})
 
 
 # -- Exercise 6.3: a friction coefficient for an exit speed -------------------------------------------
@@ -230,6 +295,11 @@ def speed_after(theta: float, mu: float, distance: float, seconds: float = 3.0) 
 
 
 CHUTE_ANGLE, CHUTE_LENGTH, CHUTE_SPEED = 30.0, 0.3, 1.0   # degrees, m, m/s: Exercise 6.3's chute
+# the variants: exit speeds from 0.4 m/s (a friction of 0.55, just under tan 30° ≈ 0.577: the part
+# still slides) to 1.6 m/s (0.07, just above frictionless, which reaches 1.72 m/s), 0.2 m/s apart,
+# so that the ±5 % bands of two variants never overlap
+CHUTE_SPEED_PARAM = Param(CHUTE_SPEED, 0.4, 1.6, 0.2, unit="m/s",
+                          label="the speed at which the parts must leave the chute, ± 5 %")
 LINER_FRICTION = 0.6
 """Exercise 6.3: the sliding friction of the chute's liner, the ramp of ``contact_incline``
 (which keeps its ``priority="1"``); above tan 30° ≈ 0.577, so the liner alone holds a part."""
@@ -258,16 +328,18 @@ def exit_speed(part_friction: float, part_priority: int) -> tuple[float, float]:
 
 
 # 0 ≤ μ ≤ 10: a friction coefficient is not negative and no real material pair exceeds ~2; the
-# answer is ≈ 0.38, and the typical mistakes (the liner's 0.6, Coulomb's threshold tan 30°, a μ
-# chosen so that an average with the liner gives 0.38) stay inside to be told so
+# answer is 0.07–0.55 (≈ 0.38 published), and the typical mistakes (the liner's 0.6, Coulomb's
+# threshold tan 30°, a μ chosen so that an average with the liner gives the answer, where that is
+# not negative) stay inside
 FRICTION = number(0, 10, why="a friction coefficient is not negative, and no real material pair exceeds ~2")
 # priority only ranks two geoms: any whole number from -100 to 100 is more than a model needs
 PRIORITY = integer(-100, 100, why="a geom's priority is a whole number; only which one is higher matters")
 
 
 @checker("6.3", "A friction coefficient for an exit speed", points=3,
-         answers={"part_friction": FRICTION, "part_priority": PRIORITY})
+         answers={"part_friction": FRICTION, "part_priority": PRIORITY}, params={"speed": CHUTE_SPEED_PARAM})
 def _exit_speed(ex: Exercise) -> None:
+    target = ex.param("speed")
     mu, speed = exit_speed(float(ex.value("part_friction")), int(ex.value("part_priority")))
     # sliding is the gate, not a share: a frictionless part slides too
     ex.precondition(speed > 0, "the part slides down the 30° chute",
@@ -275,8 +347,8 @@ def _exit_speed(ex: Exercise) -> None:
                             f"has sliding friction {fmt(mu)}",
                     hint="which geom's friction does the contact take (section 5)? A part holds "
                          "when that friction is at least tan θ")
-    ex.require(abs(speed - CHUTE_SPEED) <= 0.05 * CHUTE_SPEED,
-               "it leaves the chute, after sliding 0.3 m along it, at 1.0 m/s (±5 %)",
+    ex.require(abs(speed - target) <= 0.05 * target,
+               f"it leaves the chute, after sliding 0.3 m along it, at {fmt(target, unit='m/s')} (±5 %)",
                failure=f"it passes 0.3 m at {fmt(speed, unit='m/s')}",
                hint="while it slides the acceleration is constant, g·(sin θ − μ·cos θ), with μ the "
                     "contact's friction; from rest, speed² = 2·acceleration·distance")

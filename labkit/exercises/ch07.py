@@ -12,7 +12,7 @@ Units: metres, seconds, radians; solref as MuJoCo takes it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import mujoco
@@ -23,10 +23,12 @@ from ..display import fmt
 from ..models import load
 from ..recording import Recording, record
 from .answers import AnswerError, Kind, array, mapping
-from .core import Exercise, checker
+from .ch06 import require_bits
+from .core import Exercise, Param, checker
 
 __all__ = [
     "FLOOR_SOLREF",
+    "FRAME_BIT",
     "PAIRS",
     "SLOT_PROBES",
     "TEXTBOOK_ZETA",
@@ -38,8 +40,10 @@ __all__ = [
     "probe_on_frame_height",
     "restitution",
     "slot",
+    "slot_probes",
     "slot_trial",
     "solref_kind",
+    "textbook_zeta",
     "tray",
 ]
 
@@ -148,10 +152,24 @@ def _masks(value: Any) -> dict[str, list[int]]:
 
 MASKS = Kind("a dict of (contype, conaffinity) pairs", _masks)
 
+FRAME_BIT = 2
+"""Exercise 7.1 (published): the number of the bit (counted from 1, value 2**(bit − 1)) that the
+model reserves for the frame; bit 1 is what the floor and the rest of the model use.  The frame,
+the arm and the probe may use those two only."""
 
-@checker("7.1", "Separate the arm from the frame with bitmasks", points=3, answers={"masks": MASKS})
+# the variants: any other bit up to 16.  Any correct answer must use the frame's bit (with bit 1
+# alone the frame either meets the arm or misses the probe), so the published answer, on bit 2,
+# never passes elsewhere, nor does one student's answer on another's bit
+FRAME_BIT_PARAM = Param(FRAME_BIT, 2, 16, 1,
+                        label="the number of the frame's bit, counted from 1: its value is 2**(bit − 1)")
+
+
+@checker("7.1", "Separate the arm from the frame with bitmasks", points=3, answers={"masks": MASKS},
+         params={"bit": FRAME_BIT_PARAM})
 def _bitmasks(ex: Exercise) -> None:
     masks = ex.value("masks")
+    bit = round(ex.param("bit"))
+    require_bits(ex, masks, bit, "the frame, the arm and the probe", "frame")
     graded, _ = load("tuning_frame_mesh")
     for name, (ctype, caff) in masks.items():
         graded.geom(name).contype, graded.geom(name).conaffinity = ctype, caff
@@ -183,9 +201,24 @@ def restitution(zeta: float | np.ndarray) -> float | np.ndarray:
     return np.exp(-zeta / s * (np.pi - np.arctan2(2 * zeta * s, 1 - 2 * zeta**2)))
 
 
-TEXTBOOK_ZETA = float(np.log(2) / np.sqrt(np.pi**2 + np.log(2) ** 2))
+def textbook_zeta(e: float) -> float:
+    """The damping ratio for which the textbook formula e^(−πζ/√(1−ζ²)) gives the restitution
+    ``e``: it assumes the contact may pull, so MuJoCo's ball bounces back with less."""
+    return float(np.log(1 / e) / np.sqrt(np.pi**2 + np.log(e) ** 2))
+
+
+BOUNCE_E = 0.5
+"""Exercise 7.2 (published): the coefficient of restitution asked for, ± 0.02."""
+TEXTBOOK_ZETA = textbook_zeta(BOUNCE_E)
 """The damping ratio for which the textbook formula e^(−πζ/√(1−ζ²)) gives e = 0.5 (≈ 0.2155):
 it assumes the contact may pull, so MuJoCo's ball bounces back with less."""
+# the variants: 0.35 to 0.65, 0.025 apart (twice as many as with bands that never overlap: two
+# students then share an e half as often), and at least 0.05 from the published 0.5.
+# Both traps stay traps: averaged with the floor's (0.02, 1), a standard solref's damping ratio
+# exceeds 0.5, and the ball bounces back with e < 0.29 (below 0.35 that would do); the textbook
+# damping ratio misses by more than 0.02 (by 0.025 at 0.65, by less than 0.02 from 0.7 on)
+BOUNCE_E_PARAM = Param(BOUNCE_E, 0.35, 0.65, 0.025, gap=0.05,
+                       label="the coefficient of restitution to reach, ± 0.02")
 
 
 def bounce(solref: Sequence[float], model_name: str = "tuning_bounce", seconds: float = 1.3, *,
@@ -255,8 +288,10 @@ FLOOR_SOLREF = (0.02, 1.0)
 """The floor's solref in ``tuning_bounce`` (MuJoCo's default), which exercise 7.2's ball is mixed with."""
 
 
-@checker("7.2", "A bounce with e = 0.5", points=3, answers={"bounce_solref": solref_kind()})
+@checker("7.2", "A bounce with a given restitution", points=3, answers={"bounce_solref": solref_kind()},
+         params={"e": BOUNCE_E_PARAM})
 def _bounce(ex: Exercise) -> None:
+    target = ex.param("e")
     answer = np.asarray(ex.value("bounce_solref"), dtype=float)
     # the exercise's ball has priority 0, like the floor: the contact mixes the two solrefs
     e_answer = bounce(tuple(answer), priority=0)[0]
@@ -266,11 +301,11 @@ def _bounce(ex: Exercise) -> None:
         mixed = (answer + np.asarray(FLOOR_SOLREF)) / 2
         why = (f": with equal priorities the contact averaged your solref with the floor's "
                f"{fmt(list(FLOOR_SOLREF))} and used {fmt(mixed.tolist(), 3)}")
-    elif abs(zeta - TEXTBOOK_ZETA) < 0.005:
+    elif abs(zeta - textbook_zeta(target)) < 0.005:
         why = ": that damping ratio comes from the textbook formula, which lets the contact pull"
     else:
         why = ""
-    ex.require(abs(e_answer - 0.5) <= 0.02, "the measured restitution is 0.5 ± 0.02",
+    ex.require(abs(e_answer - target) <= 0.02, f"the measured restitution is {fmt(target)} ± 0.02",
                failure=f"the ball bounced back with e = {fmt(e_answer, 3)}{why}",
                hint="the ball and the floor have equal priorities: which solref format survives the mixing "
                     "rule as you wrote it?")
@@ -301,39 +336,89 @@ def decomposed(walls: Sequence[Any], as_meshes: bool = False,
     return load(spec)[0]
 
 
-SLOT_PROBES = ((0, -0.0125), (0, 0.0125), (-0.03125, 0), (0.03125, 0))
-"""(x, y) in m of the middle of each slot wall, where exercise 7.3 drops a probe ball."""
-
 SLOT_RIM = 0.05         # m: height of the slot (the tube's 60 mm scaled by 0.05/0.06)
 SLOT_INSIDE = (0.025, 0.01)     # m: half-extents (x, y) of the slot's inside, 50 × 20 mm
 PEG_HALF = (0.02, 0.007, 0.04)   # m: half-sizes of the flat peg
+_TUBE_INSIDE, _TUBE_HEIGHT = 0.04, 0.06   # m: the tube's inside (square) and height, before scaling
 
 
-def slot(spec: mujoco.MjSpec) -> None:
+def slot_probes(length: float = 2 * SLOT_INSIDE[0], width: float = 2 * SLOT_INSIDE[1]
+                ) -> tuple[tuple[float, float], ...]:
+    """(x, y) in m of the middle of each wall of a slot whose inside is ``length`` × ``width``
+    (m), where exercise 7.3 drops a probe ball: the walls, like the tube's, are a quarter of the
+    inside thick, so their middles lie 5/8 of the inside from the centre."""
+    return ((0, -5 * width / 8), (0, 5 * width / 8), (-5 * length / 8, 0), (5 * length / 8, 0))
+
+
+SLOT_PROBES = slot_probes()
+"""(x, y) in m of the middle of each wall of the published slot (:func:`slot_probes`)."""
+
+# the variants: the slot's inside and height.  The peg keeps its 40 × 14 mm, so the inside leaves it
+# 1 to 11 mm along x and 1 to 9 mm along y on each side; the inside's ends lie 2 mm apart from one
+# variant to the next, twice the ± 1 mm within which the pushes must meet a wall, so no variant's
+# walls (the published ones included) pass on another's inside.  Heights from 55 mm: with the rim
+# above the peg's centre (40 mm up) the pushed peg leans against a wall (at 40 mm it tips over
+# one); 5 mm apart, beyond the probes' ± 1 mm on the rim
+SLOT_PARAMS = {
+    "length": Param(2 * SLOT_INSIDE[0], 0.042, 0.062, 0.004, unit="mm", scale=1e-3,
+                    label="the length of the slot's inside, along x"),
+    "width": Param(2 * SLOT_INSIDE[1], 0.016, 0.032, 0.004, unit="mm", scale=1e-3,
+                   label="the width of the slot's inside, along y"),
+    "height": Param(SLOT_RIM, 0.05, 0.07, 0.005, unit="mm", scale=1e-3, label="the slot's height"),
+}
+
+
+def slot(spec: mujoco.MjSpec, length: float = 2 * SLOT_INSIDE[0], width: float = 2 * SLOT_INSIDE[1],
+         height: float = SLOT_RIM) -> None:
     """Edit ``tuning_peg_mesh``'s spec into exercise 7.3's scene: scale the tube into a slot
-    (outside 75 × 30 mm, inside 50 × 20 mm, 50 mm tall), make the peg flat (:data:`PEG_HALF`)
-    and hang four 2 mm probe balls (1 g) 70 mm up, over the middle of each wall."""
-    spec.mesh("tube").scale = [1.25, 0.5, SLOT_RIM / 0.06]
+    whose inside is ``length`` × ``width`` (m; the walls a quarter of that thick, so the outside
+    is 1.5 times the inside) and ``height`` tall (published: outside 75 × 30 mm, inside
+    50 × 20 mm, 50 mm tall), make the peg flat (:data:`PEG_HALF`) and hang four 2 mm probe
+    balls (1 g) 20 mm above the rim, over the middle of each wall."""
+    spec.mesh("tube").scale = [length / _TUBE_INSIDE, width / _TUBE_INSIDE, height / _TUBE_HEIGHT]
     spec.geom("peg").size = list(PEG_HALF)
-    for i, (x, y) in enumerate(SLOT_PROBES):
-        probe = spec.worldbody.add_body(name=f"probe{i}", pos=[x, y, 0.07])
+    for i, (x, y) in enumerate(slot_probes(length, width)):
+        probe = spec.worldbody.add_body(name=f"probe{i}", pos=[x, y, height + 0.02])
         probe.add_freejoint()
         probe.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.002], mass=0.001)
 
 
-def slot_trial(walls: Sequence[Any]) -> tuple[float, list[float], np.ndarray]:
-    """Exercise 7.3's trial of ``walls`` ((centre, half_sizes) boxes, m): drop the flat peg and
-    the probes for 0.6 s, then push the peg sideways with 1 N along x and y (its weight is
-    0.44 N) for 0.4 s.  Returns how deep the peg went into the slot (m, 0.05 = to the floor),
-    the four probes' heights after the drop (m) and |x|, |y| of the peg after the push (m)."""
-    slot_model = decomposed(walls, edit=slot)
+def _reach(model: mujoco.MjModel, data: mujoco.MjData, axis: int) -> float:
+    """How far along ``axis`` (0: x, 1: y) the walls the peg touches reach (m): the largest
+    coordinate of the walls' surface points in the peg's contacts with them; NaN if the peg
+    touches no wall.  A contact's ``pos`` lies midway between the two surfaces, half its
+    penetration from each (about 1 mm here); the wall's own point is ``dist / 2`` back along the
+    normal, which points from ``geom[0]`` to ``geom[1]``."""
+    peg, walls = model.body("peg").id, model.body("fixture").id
+    points = []
+    for c in data.contact[:data.ncon]:
+        bodies = [model.geom_bodyid[g] for g in c.geom]
+        if c.exclude == 0 and sorted(bodies) == sorted((peg, walls)):
+            side = 1 if bodies[1] == walls else -1
+            points.append(c.pos[axis] + side * c.dist / 2 * c.frame[axis])
+    return float(max(points)) if points else float("nan")
+
+
+def slot_trial(walls: Sequence[Any], length: float = 2 * SLOT_INSIDE[0], width: float = 2 * SLOT_INSIDE[1],
+               height: float = SLOT_RIM) -> tuple[float, list[float], np.ndarray]:
+    """Exercise 7.3's trial of ``walls`` ((centre, half_sizes) boxes, m) in the :func:`slot` of
+    ``length``, ``width`` and ``height``: drop the flat peg and the probes for 0.6 s, then push
+    the peg with 1 N (its weight is 0.44 N) along +x for 0.2 s, then along +y for 0.2 s.  Returns
+    how deep the peg went into the slot (m, ``height`` = to the floor), the four probes' heights
+    after the drop (m), and where the walls stopped each push: the largest x of the peg's contacts
+    with the walls at the end of the first push, the largest y at the end of the second (m; NaN
+    where it touched no wall): a wall's surface, however the peg leans (:func:`_reach`)."""
+    slot_model = decomposed(walls, edit=partial(slot, length=length, width=width, height=height))
     slot_data = mujoco.MjData(slot_model)
     sim.run(slot_model, slot_data, duration=0.6)
-    depth = SLOT_RIM - (slot_data.body("peg").xpos[2] - PEG_HALF[2])
+    depth = height - (slot_data.body("peg").xpos[2] - PEG_HALF[2])
     rims = [float(slot_data.body(f"probe{i}").xpos[2]) for i in range(len(SLOT_PROBES))]
-    slot_data.xfrc_applied[slot_model.body("peg").id, :2] = (1.0, 1.0)
-    sim.run(slot_model, slot_data, duration=0.4)
-    return float(depth), rims, np.abs(slot_data.body("peg").xpos[:2])
+    stops = []
+    for axis in (0, 1):
+        slot_data.xfrc_applied[slot_model.body("peg").id, :3] = np.eye(3)[axis]   # 1 N along the axis
+        sim.run(slot_model, slot_data, duration=0.2)
+        stops.append(_reach(slot_model, slot_data, axis))
+    return float(depth), rims, np.array(stops)
 
 
 MAX_WALLS = 64
@@ -360,26 +445,36 @@ def _walls(value: Any) -> list[Any]:
 
 
 @checker("7.3", "Decompose a slot", points=3,
-         answers={"slot_walls": Kind("a list of (centre, half_sizes) boxes", _walls)})
+         answers={"slot_walls": Kind("a list of (centre, half_sizes) boxes", _walls)}, params=SLOT_PARAMS)
 def _slot(ex: Exercise) -> None:
     walls = np.asarray(ex.value("slot_walls"), dtype=float)
-    depth, rims, peg_xy = slot_trial(walls)
+    length, width, height = (ex.param(name) for name in SLOT_PARAMS)
+    depth, rims, stops = slot_trial(walls, length, width, height)
     # one requirement, both sides: no walls at all let the peg drop in, and one solid box (the
-    # hull again) keeps it in place; only a slot does both
-    dropped, inside = depth >= 0.045, bool((peg_xy < SLOT_INSIDE).all())
-    ex.require(dropped and inside, "the peg drops into the slot and, pushed sideways, stays inside it",
+    # hull again) keeps it in place; only a slot does both.  Pushed along +x, then +y, the peg
+    # must meet walls where the slot's inside ends: not before (walls in the way), not beyond
+    # (walls too far out), not never (a side left open)
+    inner = np.array([length, width]) / 2
+    dropped, placed = depth >= 0.9 * height, bool(np.all(np.abs(stops - inner) <= 1e-3))
+    inside = f"{fmt(length * 1e3)} mm × {fmt(width * 1e3)} mm"
+    met = ", ".join(f"{axis} = {fmt(s * 1e3, 3)} mm" if np.isfinite(s) else f"no wall along {axis}"
+                    for axis, s in zip("xy", stops, strict=True))
+    ex.require(dropped and placed,
+               "the peg drops into the slot and, pushed along x and then y, meets walls where the "
+               "slot's inside ends (± 1 mm)",
                failure="; ".join(([] if dropped else [f"it went {fmt(depth * 1e3, 3)} mm deep"])
-                                 + ([] if inside else [f"pushed, the peg's centre moved to "
-                                                       f"{fmt(peg_xy * 1e3, 3)} mm"])),
-               hint="the walls must leave the inside (50 mm × 20 mm) free and cover all four sides; "
-                    "size= holds half-lengths", weight=2)
-    rim = SLOT_RIM + 0.002                                   # a probe's centre on the rim: rim + its radius
+                                 + ([] if placed else [f"pushed, the peg met {met}; the slot's inside "
+                                                       f"ends at x = {fmt(inner[0] * 1e3, 3)} mm, "
+                                                       f"y = {fmt(inner[1] * 1e3, 3)} mm"])),
+               hint=f"the walls must leave the inside ({inside}) free, no more and no less, and cover "
+                    "all four sides; size= holds half-lengths", weight=2)
+    rim = height + 0.002                                     # a probe's centre on the rim: rim + its radius
     on_rim = all(abs(z - rim) < 1e-3 for z in rims)
     # the solid hull holds the probes on the rim too: the rim counts only once the peg is in
     ex.require(dropped and on_rim, "probes dropped on the walls rest on the rim",
                failure="; ".join(([] if on_rim else [f"probe heights {fmt(rims, 3)} m"])
                                  + ([] if dropped else ["it counts only once the peg drops into the slot"])),
-               hint="each wall must reach the rim (50 mm) and span the tube")
+               hint=f"each wall must reach the rim ({fmt(height * 1e3)} mm) and span the slot")
 
 
 # -- § 6 · body order and fill-in (the chapter's scene; no exercise) --------------------------------

@@ -17,7 +17,7 @@ Every exercise is graded by simulating the learner's numbers in a freshly loaded
 from __future__ import annotations
 
 import math
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,7 +27,7 @@ from ..display import fmt
 from ..models import load
 from ..recording import Recording, record
 from .answers import number
-from .core import Exercise, checker
+from .core import Exercise, Param, checker
 
 if TYPE_CHECKING:
     import mujoco
@@ -43,14 +43,33 @@ GROWTH = 1e3
 """How far (times the starting offset) a stable run may wander before it counts as diverged."""
 
 EX_KP, EX_KV, EX_DAMPING, EX_TENDON_DAMPING = 3600.0, 60.0, 24.0, 48.0
-"""Exercise 10.1's servo on the 1 kg ball: omega = sqrt(kp/m) = 60 rad/s; the actuator's kv gives
-the damping ratio kv / (2 sqrt(kp m)) = 0.5, the joint's damping (N·s/m) 0.2, the damping of a
-fixed tendon that follows the joint 0.4.  Under Euler the kv and the tendon's damping are
+"""Exercise 10.1's published servo on the 1 kg ball: omega = sqrt(kp/m) = 60 rad/s; the actuator's
+kv gives the damping ratio kv / (2 sqrt(kp m)) = 0.5, the joint's damping (N·s/m) 0.2, the damping
+of a fixed tendon that follows the joint 0.4.  Under Euler the kv and the tendon's damping are
 integrated explicitly, the joint's implicitly: no row of the chapter's table covers the mix, and
-the exercise's text, not a builder, hands the learner these numbers."""
+the exercise's text and its ``labkit.given("10.1")`` box, not a builder, hand the learner the
+numbers (each student's own in a handout)."""
 
-FINGER_KV = 4e-4         # N·m·s/rad: Exercise 10.2's finger servo has this velocity gain
-FINGER_TIMESTEP = 0.002  # s: Exercise 10.2's finger must run at the default step
+FINGER_KV = 4e-4         # N·m·s/rad: Exercise 10.2's finger servo has this velocity gain (published)
+FINGER_TIMESTEP = 0.002  # s: Exercise 10.2's finger must run at this step, the default (published)
+
+# Exercise 10.1's variants: ω from 45 to 77 rad/s, and dampings whose net explicit ratio
+# ζ(kv) + ζ(tendon) − ζ(joint) stays between 0.1 and 1.7, so Euler's limit lies between 0.012 and
+# 0.04 s, far from 1 s and from 0 (the kv and tendon dampings always outweigh the joint's: the
+# damping lowers the limit, as in the chapter's table).  valid= keeps a variant only where the
+# published answers miss it and every typical mistake stays a mistake (:func:`_servo_apart`).
+SERVO_KP_PARAM = Param(EX_KP, 2000.0, 6000.0, 400.0, unit="N/m", label="the servo's kp")
+SERVO_KV_PARAM = Param(EX_KV, 30.0, 90.0, 10.0, unit="N·s/m", label="the servo's kv")
+JOINT_DAMPING_PARAM = Param(EX_DAMPING, 12.0, 36.0, 4.0, unit="N·s/m", label="the slide joint's damping")
+TENDON_DAMPING_PARAM = Param(EX_TENDON_DAMPING, 24.0, 72.0, 8.0, unit="N·s/m",
+                             label="the damping of the fixed tendon that follows the joint")
+# Exercise 10.2's: kv 0.2-1.4 mN·m·s/rad (ζ 0.14-1.1 at the least armature) and steps of 1-3 ms;
+# valid= keeps the least armature at least half the finger's own inertia (so the bare finger
+# diverges clearly) and 30 % away from the published one (:func:`_finger_apart`).
+FINGER_KV_PARAM = Param(FINGER_KV, 2e-4, 1.4e-3, 2e-4, unit="N·m·s/rad",
+                        label="the velocity gain kv of the finger's servo")
+FINGER_TIMESTEP_PARAM = Param(FINGER_TIMESTEP, 0.001, 0.003, 0.00025, unit="ms", scale=1e-3, gap=0.0005,
+                              label="the timestep the finger must run at, under Euler")
 ARMATURE_SLACK = 1.25    # Exercise 10.2: at most this factor above the least armature that works
 
 SI = {"gravity": 9.81, "density": 1000.0, "damping": 0.05, "width": 0.001}
@@ -140,10 +159,11 @@ def servo(kp: float = 1e4, kv: float = 200.0, *, joint_damping: float = 0.0,
     return load(spec, keyframe="pulled")
 
 
-def exercise_servo() -> tuple[mujoco.MjModel, mujoco.MjData]:
-    """Exercise 10.1's servo: kp = 3600 N/m, kv = 60 N·s/m, 24 N·s/m of joint damping and 48 N·s/m
-    on a fixed tendon of the joint."""
-    return servo(EX_KP, EX_KV, joint_damping=EX_DAMPING, tendon_damping=EX_TENDON_DAMPING)
+def exercise_servo(kp: float = EX_KP, kv: float = EX_KV, joint_damping: float = EX_DAMPING,
+                   tendon_damping: float = EX_TENDON_DAMPING) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Exercise 10.1's servo: :func:`servo` with ``kp`` (N/m), ``kv``, ``joint_damping`` and the
+    ``tendon_damping`` of a fixed tendon of the joint (N·s/m); published: 3600, 60, 24 and 48."""
+    return servo(kp, kv, joint_damping=joint_damping, tendon_damping=tendon_damping)
 
 
 def finger(armature: float = 0.0, scale: float = 1.0, *, kv: float = 0.0,
@@ -169,9 +189,10 @@ def finger(armature: float = 0.0, scale: float = 1.0, *, kv: float = 0.0,
     return model, data
 
 
-def exercise_finger(armature: float = 0.0) -> tuple[mujoco.MjModel, mujoco.MjData]:
-    """Exercise 10.2's finger: :func:`finger` with ``armature`` and the servo's kv = FINGER_KV."""
-    return finger(armature, kv=FINGER_KV)
+def exercise_finger(armature: float = 0.0, kv: float = FINGER_KV) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Exercise 10.2's finger: :func:`finger` with ``armature`` and the servo's velocity gain ``kv``
+    (published: FINGER_KV)."""
+    return finger(armature, kv=kv)
 
 
 def with_units(name: str, *, gravity: float, density: float, damping: float,
@@ -197,10 +218,11 @@ def arm_motion(model: mujoco.MjModel, data: mujoco.MjData, duration: float = 1.0
 
 # -- Exercise 10.1 ------------------------------------------------------------------------------
 
-@cache
-def _servo_limit() -> float:
-    """The largest stable Euler timestep (s) of :func:`exercise_servo` (measured once)."""
-    return stability_limit(*exercise_servo())
+@lru_cache(maxsize=64)
+def _servo_limit(kp: float = EX_KP, kv: float = EX_KV, joint_damping: float = EX_DAMPING,
+                 tendon_damping: float = EX_TENDON_DAMPING) -> float:
+    """The largest stable Euler timestep (s) of :func:`exercise_servo` (measured once per servo)."""
+    return stability_limit(*exercise_servo(kp, kv, joint_damping, tendon_damping))
 
 
 def _euler_limit(zeta_explicit: float, zeta_implicit: float, omega: float) -> float:
@@ -210,16 +232,13 @@ def _euler_limit(zeta_explicit: float, zeta_implicit: float, omega: float) -> fl
     return 2 * (math.sqrt(z**2 + 1) - z) / omega
 
 
-@checker("10.1", "The largest stable timestep of a servo with three kinds of damping, under Euler",
-         points=2, answers={"servo_timestep": number(0, 1, low_open=True, high_open=True, unit=" s",
-                                                     why="a timestep is positive, and this servo (period "
-                                                         "0.1 s) diverges long before 1 s")})
-def _servo_timestep(ex: Exercise) -> None:
-    h = ex.value("servo_timestep")
-    model, data = exercise_servo()
-    omega = math.sqrt(EX_KP)                                          # the ball weighs 1 kg
-    kv, joint, tendon = (c / (2 * omega) for c in (EX_KV, EX_DAMPING, EX_TENDON_DAMPING))
-    mistakes = {
+def _servo_mistakes(kp: float = EX_KP, kv: float = EX_KV, joint_damping: float = EX_DAMPING,
+                    tendon_damping: float = EX_TENDON_DAMPING) -> tuple[float, dict[float, str]]:
+    """Exercise 10.1's servo: its Euler limit by hand (s), and the typical wrong timesteps with
+    their explanations."""
+    omega = math.sqrt(kp)                                             # the ball weighs 1 kg
+    kv, joint, tendon = (c / (2 * omega) for c in (kv, joint_damping, tendon_damping))
+    return _euler_limit(kv + tendon, joint, omega), {
         2 / omega: "that is the limit of an undamped oscillator; damping changes it",
         _euler_limit(kv + tendon + joint, 0, omega): "that treats the joint damping as explicit too; "
         "Euler integrates joint damping implicitly (the eulerdamp flag)",
@@ -234,10 +253,32 @@ def _servo_timestep(ex: Exercise) -> None:
         _euler_limit(kv, 0, omega): "that is the table's kv row alone; the servo has two more dampings",
         _euler_limit(joint + tendon, kv, omega): "that swaps them: the servo's kv is explicit",
     }
+
+
+def _servo_apart(values: dict[str, float]) -> bool:
+    """A variant of 10.1 whose accepted band [0.95, 1]·limit misses the published one (with 2 % to
+    spare), and in which no typical mistake lands in the band (or within 1 % above it)."""
+    limit, mistakes = _servo_mistakes(**values)
+    published, _ = _servo_mistakes()
+    return (not 0.93 * published <= limit <= 1.08 * published
+            and all(not 0.93 * limit <= wrong <= 1.01 * limit for wrong in mistakes))
+
+
+@checker("10.1", "The largest stable timestep of a servo with three kinds of damping, under Euler",
+         points=2, answers={"servo_timestep": number(0, 1, low_open=True, high_open=True, unit=" s",
+                                                     why="a timestep is positive, and this servo (period "
+                                                         "about 0.1 s) diverges long before 1 s")},
+         params={"kp": SERVO_KP_PARAM, "kv": SERVO_KV_PARAM, "joint_damping": JOINT_DAMPING_PARAM,
+                 "tendon_damping": TENDON_DAMPING_PARAM}, valid=_servo_apart)
+def _servo_timestep(ex: Exercise) -> None:
+    h = ex.value("servo_timestep")
+    numbers = {name: ex.param(name) for name in ("kp", "kv", "joint_damping", "tendon_damping")}
+    model, data = exercise_servo(**numbers)
+    _, mistakes = _servo_mistakes(**numbers)
     why = next((text for value, text in mistakes.items() if math.isclose(h, value, rel_tol=1e-3)), "")
     # one requirement, both sides: any tiny step is stable, and only the limit is both
     stable = not diverges(model, data, h)
-    close = h >= 0.95 * _servo_limit()
+    close = h >= 0.95 * _servo_limit(**numbers)
     if not stable:
         failure = f"it diverges at {fmt(h, unit='s')}" + (f": {why}" if why else "")
         hint = ("write one Euler step of the ball: the joint damping c sits with the mass, "
@@ -255,15 +296,37 @@ def _servo_timestep(ex: Exercise) -> None:
 MAX_ARMATURE = 1e-3   # kg·m²: over 5000 times the 2 cm finger's own inertia about its hinge
 
 
+@cache
+def _finger_facts() -> tuple[float, float]:
+    """(kp in N·m/rad, the hinge's own inertia dof_M0 in kg·m²) of :func:`exercise_finger`."""
+    bare, _ = exercise_finger()
+    return float(bare.actuator_gainprm[0, 0]), float(bare.dof_M0[0])
+
+
+def _least_armature(kv: float = FINGER_KV, timestep: float = FINGER_TIMESTEP) -> float:
+    """Exercise 10.2's least armature (kg·m²) by hand: kv explicit under Euler, so the hinge needs
+    (kp·h² + 2·kv·h)/4 in all, of which the finger brings dof_M0."""
+    kp, inertia = _finger_facts()
+    return (kp * timestep**2 + 2 * kv * timestep) / 4 - inertia
+
+
+def _finger_apart(values: dict[str, float]) -> bool:
+    """A variant of 10.2 whose least armature is at least half the finger's own inertia, and 30 %
+    away from the published one (its accepted band is 25 % wide, so the two bands do not meet)."""
+    least, published = _least_armature(values["kv"], values["timestep"]), _least_armature()
+    return least >= _finger_facts()[1] / 2 and not 0.77 * published < least < 1.3 * published
+
+
 @checker("10.2", "Armature that tames a damped finger", points=2,
          answers={"finger_armature": number(0, MAX_ARMATURE, unit=" kg·m²",
                                             why="armature adds inertia to the hinge; it cannot remove any, "
-                                                "and 1e-3 kg·m² is thousands of times the finger's own")})
+                                                "and 1e-3 kg·m² is thousands of times the finger's own")},
+         params={"kv": FINGER_KV_PARAM, "timestep": FINGER_TIMESTEP_PARAM}, valid=_finger_apart)
 def _armature(ex: Exercise) -> None:
     armature = ex.value("finger_armature")
-    bare, _ = exercise_finger()
-    kp, inertia, h = bare.actuator_gainprm[0, 0], bare.dof_M0[0], FINGER_TIMESTEP
-    undamped, needed = kp * h**2 / 4, (kp * h**2 + 2 * FINGER_KV * h) / 4    # total inertia at the limit
+    kv, h = ex.param("kv"), ex.param("timestep")
+    kp, inertia = _finger_facts()
+    undamped, needed = kp * h**2 / 4, (kp * h**2 + 2 * kv * h) / 4    # total inertia at the limit
     why = {undamped - inertia: "that is the least armature of an undamped servo; this one's kv is "
                                "integrated explicitly under Euler and lowers the limit",
            undamped: "that is the inertia an undamped servo needs in all, and the finger already brings "
@@ -273,8 +336,8 @@ def _armature(ex: Exercise) -> None:
     note = next((f": {text}" for value, text in why.items()
                  if math.isclose(armature, value, rel_tol=1e-3)), "")
     # one requirement, both sides: any huge armature is stable, and only the least one is both
-    stable = not diverges(*exercise_finger(armature), h)
-    least = stable and diverges(*exercise_finger(armature / ARMATURE_SLACK), h)
+    stable = not diverges(*exercise_finger(armature, kv), h)
+    least = stable and diverges(*exercise_finger(armature / ARMATURE_SLACK, kv), h)
     if not stable:
         failure = f"with {fmt(armature, unit='kg·m²')} it still diverges{note}"
         hint = ("the servo is a spring kp and an actuator damper kv on the hinge's inertia I + armature; "
@@ -284,26 +347,53 @@ def _armature(ex: Exercise) -> None:
         failure = (f"{fmt(armature, unit='kg·m²')} works, but so does {fmt(1 / ARMATURE_SLACK)}× as much"
                    f"{note}")
         hint = f"the hinge's own inertia is dof_M0 = {fmt(inertia, unit='kg·m²')}"
-    ex.require(least, "the finger stays bounded at the 2 ms step under Euler, with at most 25 % more "
-               "armature than the least that works", failure=failure, hint=hint)
+    ex.require(least, f"the finger stays bounded at the {FINGER_TIMESTEP_PARAM.show(h)} step under Euler, "
+               "with at most 25 % more armature than the least that works", failure=failure, hint=hint)
 
 
 # -- Exercise 10.3 ------------------------------------------------------------------------------
 
-_CGS_MISTAKES = {
-    "cgs_gravity": {9.81: "that is the number in m/s²", 9810: "that is the number in mm/s²"},
-    "cgs_density": {1000: "that is the number in kg/m³", 1e-3: "that is kg/cm³: the mass unit is the gram"},
-    "cgs_damping": {0.05: "that is the SI number", 500: "that converts the lengths but not the mass",
-                    50: "that converts the mass but not the lengths"},
-    "cgs_width": {0.001: "that is the SI number: solimp's width is a length"},
-}
+# the variants: the SI arm's density (500-3000 kg/m³, plastic to aluminium), hinge damping and solimp
+# width; every one converts exactly, so neighbouring variants never accept each other's numbers.
+# Gravity stays Earth's, MuJoCo's default.  valid= keeps damping/density (which sets the swing) off
+# the published ratio, so that the published answer's swing does not match.
+CGS_DENSITY_PARAM = Param(SI["density"], 500.0, 3000.0, 250.0, unit="kg/m³",
+                          label="the density of every geom of the SI model")
+CGS_DAMPING_PARAM = Param(SI["damping"], 0.02, 0.1, 0.01, unit="N·m·s/rad",
+                          label="the SI model's hinge damping")
+# widths on a 1 mm grid: at 1.5 mm (alone of 0.2-5 mm in 0.1 mm steps) the SI and CGS landings part
+# by 2 nm, above the 1 nm the comparison allows
+CGS_WIDTH_PARAM = Param(SI["width"], 0.001, 0.005, 0.001, unit="m",
+                        label="the SI model's solimp width, on every geom")
 
 
-def _mistake(ex: Exercise, *names: str) -> str:
-    """The explanation of the first of ``names`` whose answer is a typical wrong number, or ""."""
+def _cgs_apart(values: dict[str, float]) -> bool:
+    """A variant of 10.3 whose damping per density differs from the published one by 5 % or more."""
+    return abs(values["damping"] / values["density"] / (SI["damping"] / SI["density"]) - 1) >= 0.05
+
+
+def _cgs_mistakes(si: dict[str, float]) -> dict[str, dict[float, str]]:
+    """Exercise 10.3's typical wrong numbers for the SI numbers ``si``, by answer, with their
+    explanations."""
+    return {
+        "cgs_gravity": {si["gravity"]: "that is the number in m/s²",
+                        si["gravity"] * 1e3: "that is the number in mm/s²"},
+        "cgs_density": {si["density"]: "that is the number in kg/m³",
+                        si["density"] * 1e-6: "that is kg/cm³: the mass unit is the gram"},
+        "cgs_damping": {si["damping"]: "that is the SI number",
+                        si["damping"] * 1e4: "that converts the lengths but not the mass",
+                        si["damping"] * 1e3: "that converts the mass but not the lengths"},
+        "cgs_width": {si["width"]: "that is the SI number: solimp's width is a length"},
+    }
+
+
+def _mistake(ex: Exercise, si: dict[str, float], *names: str) -> str:
+    """The explanation of the first of ``names`` whose answer is a typical wrong number for the SI
+    numbers ``si``, or ""."""
+    mistakes = _cgs_mistakes(si)
     for name in names:
         value = ex.value(name)
-        for wrong, text in _CGS_MISTAKES[name].items():
+        for wrong, text in mistakes[name].items():
             if math.isclose(value, wrong, rel_tol=1e-3):
                 return f"`{name}` = {fmt(value)}: {text}"
     return ""
@@ -324,10 +414,13 @@ _CGS_KINDS = {
 }
 
 
-@checker("10.3", "The arm and the cube in centimetres and grams", points=3, answers=_CGS_KINDS)
+@checker("10.3", "The arm and the cube in centimetres and grams", points=3, answers=_CGS_KINDS,
+         params={"density": CGS_DENSITY_PARAM, "damping": CGS_DAMPING_PARAM, "width": CGS_WIDTH_PARAM},
+         valid=_cgs_apart)
 def _cgs(ex: Exercise) -> None:
+    si_numbers = {**SI, **{name: ex.param(name) for name in ("density", "damping", "width")}}
     values = {key: ex.value(f"cgs_{key}") for key in SI}
-    si_model, si_data = with_units("scale_arm", **SI)
+    si_model, si_data = with_units("scale_arm", **si_numbers)
     model, data = with_units("scale_arm_cm", **values)
     si, cgs = arm_motion(si_model, si_data), arm_motion(model, data)
     fall = si.t <= 0.1                                   # before the cube lands: free fall only
@@ -336,16 +429,18 @@ def _cgs(ex: Exercise) -> None:
     weighs = np.allclose(model.body_mass, 1e3 * si_model.body_mass, rtol=1e-9, atol=0)
     # 1 g/cm³ is what a guess of 1 gives: the masses count only with the fall, which no guess meets
     ex.require(weighs and falls, "the bodies weigh what they weigh in SI (in grams)",
-               failure=(_mistake(ex, "cgs_density") or "the masses differ") if not weighs
+               failure=(_mistake(ex, si_numbers, "cgs_density") or "the masses differ") if not weighs
                else "the masses are right, but they count only once the cube falls as in SI",
                hint="1 kg/m³ is 1000 g per 10⁶ cm³")
     ex.require(falls, "the cube falls as in SI",
-               failure=_mistake(ex, "cgs_gravity") or "it falls at another rate",
+               failure=_mistake(ex, si_numbers, "cgs_gravity") or "it falls at another rate",
                hint="an acceleration is a length per time²")
     ex.require(np.allclose(cgs["angle"], si["angle"], rtol=0, atol=1e-9), "the arm swings as in SI",
-               failure=_mistake(ex, "cgs_gravity", "cgs_density", "cgs_damping") or "it swings differently",
+               failure=(_mistake(ex, si_numbers, "cgs_gravity", "cgs_density", "cgs_damping")
+                        or "it swings differently"),
                hint="a hinge's damping is a torque per angular velocity: mass·length²/time")
     ex.require(np.allclose(cgs["pose"][:, :3] / 100, si["pose"][:, :3], rtol=0, atol=1e-9),
                "the cube lands and rests as in SI",
-               failure=_mistake(ex, "cgs_gravity", "cgs_width") or "its contact behaves differently",
+               failure=(_mistake(ex, si_numbers, "cgs_gravity", "cgs_width")
+                        or "its contact behaves differently"),
                hint="solimp's third number is a length")

@@ -32,11 +32,10 @@ import numpy as np
 from ..display import fmt
 from ..errors import ExerciseFailed, NotAnswered
 from .answers import Kind, probe_seed, validate
+from .variants import Param
 
-__all__ = ["Exercise", "ExerciseFailed", "NotAnswered", "Result", "Spec", "chapter_specs", "checker",
-           "spec"]
-
-
+__all__ = ["Exercise", "ExerciseFailed", "NotAnswered", "Param", "Result", "Spec", "chapter_specs",
+           "checker", "spec"]
 
 
 @dataclass
@@ -57,19 +56,44 @@ class Result:
 
 @dataclass(frozen=True)
 class Spec:
-    """A registered exercise: id (``"N.M"``), title, points, answer kinds and checker."""
+    """A registered exercise: id (``"N.M"``), title, points, answer kinds and checker.
+
+    params: the numbers that vary from student to student (:mod:`.variants`); the title
+    never states them (it names the exercise in every student's report alike).  valid: a
+    condition on a whole set of numbers (None: any set).  fixed: why the exercise has no
+    numbers to vary (a yes/no fact, a name), or "".
+    """
 
     id: str
     title: str
     points: float
     answers: Mapping[str, Kind]
     check: Callable[[Exercise], None] = field(repr=False)
+    params: Mapping[str, Param] = field(default_factory=dict)
+    valid: Callable[[dict[str, float]], bool] | None = field(default=None, repr=False)
+    fixed: str = ""
 
     @property
     def chapter(self) -> int:
         return int(self.id.split(".")[0])
 
-    def grade(self, answers: Any, *, hidden: bool = False, seed: int | None = None) -> Exercise:
+    @property
+    def defaults(self) -> dict[str, float]:
+        """The published numbers: every parameter's default."""
+        return {name: p.default for name, p in self.params.items()}
+
+    def values(self, given: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """The numbers to check against: ``given``'s, where it holds a finite number for a
+        parameter, else the default (extra names are ignored)."""
+        values = self.defaults
+        for name in values:
+            value = (given or {}).get(name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                values[name] = float(value)
+        return values
+
+    def grade(self, answers: Any, *, hidden: bool = False, seed: int | None = None,
+              values: Mapping[str, Any] | None = None) -> Exercise:
         """Score answer data (``{name: {"value": ...} | {"missing": True} | {"invalid": why}}``).
 
         Every answer is first validated with its declared kind (:func:`.answers.validate`:
@@ -77,12 +101,14 @@ class Spec:
         ever sees well-formed values.  ``hidden``: also run the hidden requirements (the
         grader does; notebooks do not).  ``seed``: the seed the probe of a code answer
         generated its unseen inputs with (the grader passes its own draw; default
-        :func:`.answers.probe_seed`).  Never raises for a bad answer: an error while
+        :func:`.answers.probe_seed`).  ``values``: the variant's numbers (default: the
+        published ones; see :meth:`values`).  Never raises for a bad answer: an error while
         checking becomes a failed requirement.
         """
         given = answers if isinstance(answers, Mapping) else {}
         clean = {name: validate(kind, given.get(name), name) for name, kind in self.answers.items()}
-        ex = Exercise(self, clean, hidden=hidden, seed=probe_seed() if seed is None else int(seed))
+        ex = Exercise(self, clean, hidden=hidden, seed=probe_seed() if seed is None else int(seed),
+                      values=self.values(values))
         try:
             self.check(ex)
         except _Stopped:
@@ -109,13 +135,20 @@ _ID = re.compile(r"^\d+\.\d+$")
 
 
 def checker(
-    number: str, title: str, *, points: float, answers: Mapping[str, Kind]
+    number: str, title: str, *, points: float, answers: Mapping[str, Kind],
+    params: Mapping[str, Param] | None = None, valid: Callable[[dict[str, float]], bool] | None = None,
+    fixed: str = "",
 ) -> Callable[[Callable[[Exercise], None]], Callable[[Exercise], None]]:
     """Register the decorated function as the checker of exercise ``number``.
 
     answers: the learner's variables the exercise reads, with their kinds; points: what a
-    fully met exercise earns.
+    fully met exercise earns; params: the numbers that vary per student (the checker reads
+    them with :meth:`Exercise.param`), with valid, an optional condition on a whole set;
+    fixed: for an exercise without params, why it cannot vary.
     """
+    params = dict(params or {})
+    if params and fixed:
+        raise ValueError(f"exercise {number} has parameters, so it is not fixed")
     if not _ID.match(number):
         raise ValueError(f"an exercise id looks like '3.2', not {number!r}")
     if points <= 0:
@@ -124,7 +157,7 @@ def checker(
     def register(function: Callable[[Exercise], None]) -> Callable[[Exercise], None]:
         if number in _REGISTRY:
             raise ValueError(f"exercise {number} is registered twice")
-        _REGISTRY[number] = Spec(number, title, float(points), dict(answers), function)
+        _REGISTRY[number] = Spec(number, title, float(points), dict(answers), function, params, valid, fixed)
         return function
 
     return register
@@ -161,13 +194,21 @@ def chapter_specs(chapter: int) -> list[Spec]:
 class Exercise:
     """An exercise being checked: the answers (data), the requirements stated so far, the score."""
 
-    def __init__(self, spec: Spec, answers: Mapping[str, Any], *, hidden: bool = False, seed: int = 0):
+    def __init__(self, spec: Spec, answers: Mapping[str, Any], *, hidden: bool = False, seed: int = 0,
+                 values: Mapping[str, float] | None = None):
         self.spec = spec
+        self.values = spec.values(values)   # the variant's numbers the answers are checked against
         self.number, self.title, self.points = spec.id, spec.title, spec.points
         self.hidden = hidden
         self.seed = seed  # the seed of a code answer's unseen probe inputs (see answers.probe_seed)
         self.results: list[Result] = []
         self._answers = dict(answers)
+
+    def param(self, name: str) -> float:
+        """The number ``name`` of the variant being checked (SI units)."""
+        if name not in self.values:
+            raise KeyError(f"exercise {self.number} declares no parameter {name!r}")
+        return self.values[name]
 
     # -- reading the learner's answer ----------------------------------------------
     def _problem(self, name: str) -> str | None:
@@ -350,6 +391,7 @@ class Exercise:
         return {
             "exercise": self.number,
             "title": self.title,
+            "values": dict(self.values),
             "points": self.points,
             "score": self.score,
             "results": [
