@@ -115,12 +115,9 @@ def build(chapters: list[Path | str], out: Path | str, *, sandboxed: bool = True
     result then says so); ``secret``: the instructor's secret file, with which every
     submission is graded on its student's own numbers; ``roster``: a roster CSV whose
     logins are the students' Gradescope e-mail addresses (others are then not graded)."""
-    from ..exercises.variants import read_roster, read_secret
+    from ..exercises.variants import instructor_files
 
-    key = read_secret(secret) if secret is not None else None
-    if roster is not None and key is None:
-        raise ValueError("a roster goes with --secret: it says whose numbers the secret makes")
-    logins = read_roster(roster) if roster is not None else []
+    key, logins = instructor_files(secret, roster)
     numbers = sorted({_chapter(Path(c)) for c in chapters})
     names = {n: Path(c).stem for c in chapters for n in [_chapter(Path(c))]}
     out = Path(out)
@@ -133,7 +130,7 @@ def build(chapters: list[Path | str], out: Path | str, *, sandboxed: bool = True
     solutions = {str(n): solution_fingerprints(nbformat.read(c, as_version=4))
                  for c in chapters for n in [_chapter(Path(c))]}
     config = {"chapters": numbers, "names": {str(k): v for k, v in names.items()}, "sandbox": sandboxed,
-              "variants": key is not None, "roster": logins, "solutions": solutions}
+              "variants": key is not None, "roster": logins or [], "solutions": solutions}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
             info = zipfile.ZipInfo(name)

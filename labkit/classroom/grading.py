@@ -793,16 +793,12 @@ def grade(
 
 # -- command line -----------------------------------------------------------------------------------
 def _main(args: argparse.Namespace) -> int:
-    from ..exercises.variants import RosterError, SecretError, read_roster, read_secret
+    from ..exercises.variants import RosterError, SecretError, instructor_files
 
     if args.no_sandbox:
         print(UNSANDBOXED)
-    if args.roster and not args.secret:
-        print("labkit grade: --roster needs --secret, the file the handouts were made with")
-        return 2
     try:
-        secret = read_secret(args.secret) if args.secret else None
-        roster = read_roster(args.roster) if args.roster else None
+        secret, roster = instructor_files(args.secret, args.roster)
     except (SecretError, RosterError) as exc:
         print(f"labkit grade: {exc}")
         return 2

@@ -809,17 +809,12 @@ def check_student_copy(path: Path | str, *, timeout: int = 300) -> tuple[bool, s
 
 # -- command line ---------------------------------------------------------------------------
 def _main(args: argparse.Namespace) -> int:
-    from ..exercises.variants import RosterError, SecretError, read_roster, read_secret
+    from ..exercises.variants import RosterError, SecretError, instructor_files
 
-    if bool(args.roster) != bool(args.secret):
-        print("labkit student: --roster and --secret go together: the roster says who, the secret "
-              "makes each student's numbers")
-        return 2
     try:
-        if args.roster:
-            roster = read_roster(args.roster)
-            written = write_handouts(args.sources, args.out, roster=roster, secret=read_secret(args.secret),
-                                     force=args.force)
+        secret, roster = instructor_files(args.secret, args.roster, together=True)
+        if secret is not None and roster is not None:
+            written = write_handouts(args.sources, args.out, roster=roster, secret=secret, force=args.force)
         else:
             written = write_student_copies(args.sources, args.out, force=args.force)
     except (StudentCopyError, RosterError, SecretError) as exc:
@@ -843,7 +838,7 @@ def _main(args: argparse.Namespace) -> int:
     problem = kernel_problem(made.notebook for _, made in written)
     if problem:
         print(f"  note: {problem}")
-    if args.roster:
+    if roster is not None:
         print(f"{len(written)} handout notebooks written to {args.out}, one folder per student of the "
               f"roster ({len(roster)}), each with that student's own numbers")
     else:

@@ -47,6 +47,7 @@ __all__ = [
     "derive",
     "fingerprint",
     "given",
+    "instructor_files",
     "new_secret",
     "normal_login",
     "numbers_in",
@@ -218,6 +219,19 @@ def read_roster(path: Path | str) -> list[str]:
                               "case: alice and Alice are one student)")
         logins.append(login)
     return logins
+
+
+def instructor_files(secret: Path | str | None, roster: Path | str | None, *, together: bool = False
+                     ) -> tuple[bytes | None, list[str] | None]:
+    """The secret and the roster's logins from their files (None for a file not given).  A
+    roster needs the secret (it says whose numbers the secret makes); ``together``: the secret
+    needs the roster too.  Raises :class:`SecretError` or :class:`RosterError` saying what to do."""
+    if (roster is not None and secret is None) or (together and secret is not None and roster is None):
+        raise SecretError("--roster and --secret go together: the roster says who, the secret makes "
+                          "each student's numbers (the file the handouts were made with)"
+                          if together else "--roster needs --secret, the file the handouts were made with")
+    return (read_secret(secret) if secret is not None else None,
+            read_roster(roster) if roster is not None else None)
 
 
 # -- in the notebook ---------------------------------------------------------------------------------
