@@ -106,6 +106,9 @@ def setup(*, seed: int = 0, precision: int = 4, quiet: bool = False) -> Session:
 
     np.set_printoptions(precision=precision, suppress=True)
     display.show_figures()   # matplotlib Figures shown with alt text (labkit.display)
+    from .exercises import explain_missing_answers
+
+    explain_missing_answers()   # an answer not yet written: one line naming it, not a traceback
     np.random.seed(seed)
     random.seed(seed)
     session = Session(

@@ -11,6 +11,23 @@ from labkit.errors import CorpusUnavailable
 
 labkit.setup(quiet=True)
 
+# The modules that take longest (``--durations``: their fixtures grade classes, build the site,
+# drive a browser or rerun chapters), slowest first.  xdist hands out whole modules (``--dist
+# loadscope``) in collection order, so these go first and the run ends on short ones, not on
+# one worker finishing a long module while the other waits.
+SLOWEST_FIRST = (
+    "test_grading_course.py", "test_gradescope.py", "test_mutations.py", "test_site.py",
+    "test_browser.py", "test_grading.py", "test_variants_ch08.py", "test_grading_isolation.py",
+    "test_nbgrader.py", "test_grading_variants.py", "test_corpus.py", "test_browser_practice.py",
+    "test_scoring_attacks.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Put :data:`SLOWEST_FIRST`'s modules first, in that order; the rest keep theirs."""
+    rank = {name: k for k, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 @pytest.fixture
 def pendulum():

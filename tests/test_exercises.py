@@ -123,6 +123,43 @@ def test_in_a_notebook_a_wrong_answer_shows_its_feedback_once_and_no_traceback(t
     assert not any(line.strip() in "\n".join(traceback) for line in feedback.splitlines()[1:])
 
 
+def test_a_lesson_cell_using_an_unwritten_answer_fails_in_one_line_naming_the_exercise(tmp_path):
+    """In a real kernel after labkit.setup(): a NameError for an answer variable of the
+    notebook's chapter (9.4's ``answer`` in chapter 09) is one line that names its exercise,
+    and the cell still fails; a name that is another chapter's answer (4.4's
+    ``make_controller``), any other name, a function's unbound local and a closure's free
+    variable keep IPython's traceback.  Where the notebook's name gives no chapter, every
+    chapter's answers count."""
+    import nbformat
+
+    from labkit.classroom.notebooks import execute
+
+    def errors(name: str, *sources: str) -> list:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(s)
+                    for s in ("import labkit\nlabkit.setup()\nrun = print", *sources)]
+        nbformat.write(nb, tmp_path / name)
+        run = execute(tmp_path / name, allow_errors=True)
+        found = [[o for o in c.outputs if o.output_type == "error"] for c in run.notebook.cells[1:]]
+        assert [len(e) for e in found] == [1] * len(sources), "each cell still fails"
+        return [e for (e,) in found]
+
+    answer, other_chapter, other, local, free = errors(
+        "09_lesson.ipynb", "report = run(answer, 1)", "make_controller()", "undefined_thing + 1",
+        "def f():\n    answer += 1\nf()",
+        "def g():\n    answer = 1\n    def h():\n        return answer\n    del answer\n"
+        "    return h()\ng()")
+    assert (answer.ename, answer.evalue) == ("NameError", "name 'answer' is not defined")
+    assert answer.traceback == [f"NameError: this cell uses `answer`, the answer to exercise 9.4 · "
+                                f"{spec('9.4').title}: write that answer (and run its cell) first"]
+    for shown in (other_chapter, other, local, free):
+        assert len(shown.traceback) > 1, "IPython's own traceback"
+    assert local.ename == "UnboundLocalError" and free.ename == "NameError"
+    (anywhere,) = errors("scratch.ipynb", "make_controller()")
+    assert anywhere.traceback[0].startswith("NameError: this cell uses `make_controller`, "
+                                            "the answer to exercise 4.4")
+
+
 def _probe_record(record):
     if not (isinstance(record, list) and all(isinstance(v, int) for v in record)):
         raise kinds.AnswerError("the record is not a list of whole numbers")

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from submissions import lean_chapter
 
 from labkit.classroom import gradescope, student
-from labkit.classroom.notebooks import course_notebooks
 from labkit.exercises import chapter_specs
 from labkit.exercises.variants import derive, read_secret
 
-START = next(p for p in course_notebooks() if p.stem.startswith("00_"))
+START = lean_chapter(0)   # chapter 00 as the grader's tests hand it in (tests/submissions.py)
 
 
 @pytest.fixture(scope="module")

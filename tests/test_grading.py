@@ -1,7 +1,7 @@
 """``labkit grade``: answers collected in the sandbox, scored outside it; forgeries earn nothing.
 
-Two grader runs carry the slow part.  The course run grades every course notebook: the
-reference solutions earn full marks.  The class run grades, in one command-line run,
+The class run carries the slow part (every course notebook's own run is in
+tests/test_grading_course.py).  It grades, in one command-line run,
 chapter 00 submissions that are correct, blank, partly correct, broken in the ways
 students break notebooks (not JSON, raising, looping, sys.exit, os._exit, output floods),
 and forged in the ways students forge grades (a post-run hook writing grade lines, a
@@ -13,7 +13,6 @@ score more than the blank copy.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import re
 import shutil
@@ -23,22 +22,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from submissions import lean_chapter
+from trees import tree_hashes
 
 from labkit.classroom import grading, sandbox, student
 from labkit.classroom.notebooks import course_notebooks
 from labkit.exercises import chapter_specs
 
 COURSE = course_notebooks()
-START = next(p for p in COURSE if p.stem.startswith("00_"))
-CAPSTONE = next(p for p in COURSE if p.stem.startswith("09_"))
-
-
-def tree_hashes(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
+REFERENCE = next(p for p in COURSE if p.stem.startswith("00_"))   # the course's own chapter 00
+START = lean_chapter(0)        # what the class hands in: chapter 00, lean (tests/submissions.py)
+CAPSTONE = lean_chapter(9)
 
 
 # -- who is who ----------------------------------------------------------------------------------
@@ -150,8 +144,8 @@ def test_the_sandbox_hides_the_machine_and_the_network(tmp_path):
     sandbox.check()
     lines = in_sandbox(tmp_path, (
         "import os, socket, pathlib\n"
-        f"print('course', os.path.exists({str(START.parent)!r}))\n"
-        f"print('repo', os.path.exists({str(START.parents[1] / '.git')!r}))\n"
+        f"print('course', os.path.exists({str(REFERENCE.parent)!r}))\n"
+        f"print('repo', os.path.exists({str(REFERENCE.parents[1] / '.git')!r}))\n"
         "print('uid', os.getuid() if os.geteuid() else 'root')\n"
         "s = socket.socket()\n"
         "try:\n    s.connect(('127.0.0.1', 9)); print('net', 'open')\n"
@@ -197,35 +191,9 @@ def test_learner_modules_never_import_the_classroom():
 
 def test_a_missing_bubblewrap_stops_grading_with_the_install_command(monkeypatch, tmp_path, cli):
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    status, out = cli("grade", START, "--out", tmp_path / "out")
+    status, out = cli("grade", REFERENCE, "--out", tmp_path / "out")
     assert status == 2 and sandbox.INSTALL in out and "--no-sandbox" in out
     assert not (tmp_path / "out").exists()
-
-
-# -- the course's own solutions ---------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def course_run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("grading") / "solutions"
-    folder.mkdir()
-    for path in COURSE:
-        shutil.copyfile(path, folder / path.name)
-    before = tree_hashes(folder)
-    results = grading.grade([folder], folder.parent / "out", timeout=300, cell_timeout=120, jobs=2)
-    assert tree_hashes(folder) == before
-    return {g.notebook: g for g in results}
-
-
-@pytest.mark.parametrize("source", COURSE, ids=[p.stem for p in COURSE])
-def test_the_solutions_earn_full_marks_on_every_exercise(course_run, source):
-    graded = course_run[source.stem]
-    # the reference is the published solution: every exercise with two lines to tell it by is named
-    named = [n for n, keys in grading.published_solutions(int(source.stem[:2])).items() if len(keys) >= 2]
-    assert graded.copied == named and len(named) >= len(graded.exercises) - 2, graded.copied
-    assert graded.status == "ok" and len(graded.problems) == len(named), graded.problems
-    assert [e.id for e in graded.exercises] == [s.id for s in chapter_specs(int(source.stem[:2]))]
-    for e in graded.exercises:
-        assert (e.status, e.score) == ("passed", e.points), (e.id, e.messages)
-    assert graded.total == graded.points > 0
 
 
 # -- a class of chapter 00: broken and forged submissions -------------------------------------------------
@@ -307,7 +275,7 @@ def classroom(tmp_path_factory, server, cli):
         ),
     )
     port, _ = server
-    reads = f"reference = open({str(START)!r}).read()\n"
+    reads = f"reference = open({str(REFERENCE)!r}).read()\n"
     connects = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)"
     writes = f"open({str(out / 'scores.csv')!r}, 'w').write('blank,00_start_here,1,2,2,5,5,ok')"
     for name, source in {**FORGERIES, "reads": reads, "connects": connects, "writes": writes}.items():

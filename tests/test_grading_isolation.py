@@ -18,11 +18,11 @@ import time
 
 import nbformat
 import pytest
+from submissions import lean_chapter
 
 from labkit.classroom import grading, launch, sandbox, student
-from labkit.classroom.notebooks import course_notebooks
 
-START = next(p for p in course_notebooks() if p.stem.startswith("00_"))
+START = lean_chapter(0)   # chapter 00 as the grader's tests hand it in (tests/submissions.py)
 LIMITS = sandbox.Limits(memory_mb=3072, processes=256, tmp_mb=256, work_mb=256, shm_mb=32)
 HOLD = 45  # s the forking notebook holds its processes: longer than two neighbours' runs
 

@@ -13,13 +13,13 @@ import json
 
 import nbformat
 import pytest
+from submissions import lean_chapter
 
 from labkit.classroom import student
-from labkit.classroom.notebooks import course_notebooks
 from labkit.exercises import chapter_specs
 from labkit.exercises.variants import derive, read_secret, variant_cell
 
-START = next(p for p in course_notebooks() if p.stem.startswith("00_"))
+START = lean_chapter(0)   # chapter 00 as the grader's tests hand it in (tests/submissions.py)
 POINTS = sum(s.points for s in chapter_specs(0))
 
 

@@ -248,3 +248,47 @@ def test_a_video_is_named_by_what_it_shows(pendulum, shown):
     assert f'aria-label="{markup.escape(alt)}"' in video and "muted" in video
     assert "data:video/mp4;base64," in bundle["text/html"]
     assert markup.escape(alt) + "</video>" in bundle["text/html"], "the same text as fallback"
+
+
+def test_where_pictures_are_not_kept_nothing_is_drawn_but_the_frames_are_returned(
+        pendulum, shown, monkeypatch):
+    """The grader's runner (LABKIT_PICTURES=off) throws displays away: show() renders
+    nothing, a row is not encoded, a video is filmed but not encoded; each still says what
+    it would have shown, and show() checks its options as snapshot() does."""
+    model, data = pendulum
+    image = labkit.snapshot(model, data, width=64, height=48)
+    monkeypatch.setenv("LABKIT_PICTURES", "off")
+
+    def refuse(*_, **__):
+        raise AssertionError("drew a picture that nobody keeps")
+
+    renderers = []
+    original = rendering._renderer
+    monkeypatch.setattr(rendering, "_renderer", lambda *a: renderers.append(a) or original(*a))
+    monkeypatch.setattr(rendering, "_png", refuse)
+    monkeypatch.setattr(rendering, "_video_bundle", refuse)
+    labkit.show(model, data, title="the bob")
+    rendered = rendering.describe_render(model, data, title="the bob")
+    labkit.show([image, image], titles=["a", "b"])
+    labkit.show(image.copy(), title="an array")   # a copy: not known as a render
+    assert renderers == [], "show() made no GL renderer"
+    clip = labkit.video(model, data, duration=0.2, fps=20, width=64, height=48, title="swing")
+    assert clip.shape[1:] == (48, 64, 3) and clip.std() > 0, "the frames are still filmed"
+    assert all(set(b) == {"text/plain"} for b in shown), shown
+    said = [b["text/plain"] for b in shown]
+    assert said[0] == rendered
+    assert said[1] == "a row of 2 pictures" and said[2] == "picture: an array"
+    assert said[3].startswith("video of model") and said[3].endswith(": swing")
+    # what fails with pictures fails without them, and a passed camera moves alike
+    for bad, error in ((dict(camera="no_such_camera"), KeyError), (dict(widht=100), TypeError),
+                       (dict(frames="nonsense"), ValueError)):
+        with pytest.raises(error):
+            labkit.show(model, data, **bad)
+    with pytest.raises(ValueError, match="one title per image"):
+        labkit.show([image, image], titles=["only one"])
+    camera = mujoco.MjvCamera()
+    labkit.show(model, data, camera=camera, distance=2.5, azimuth=30)
+    assert (camera.distance, camera.azimuth) == (2.5, 30)
+    monkeypatch.setenv("LABKIT_PICTURES", "on")
+    with pytest.raises(AssertionError, match="nobody keeps"):
+        labkit.show(model, data)

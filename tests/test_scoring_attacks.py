@@ -14,12 +14,12 @@ import json
 
 import nbformat
 import pytest
+from submissions import lean_chapter
 
 from labkit.classroom import grading, launch, student
-from labkit.classroom.notebooks import course_notebooks
 from labkit.exercises import ANSWERS_MIME
 
-START = next(p for p in course_notebooks() if p.stem.startswith("00_"))
+START = lean_chapter(0)   # chapter 00 as the grader's tests hand it in (tests/submissions.py)
 
 JUNK = {"tip_height": float("nan"), "long_period": [1e308, 1e308], "damping": 0.0}
 

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import functools
 import hashlib
 import itertools
 import json
@@ -568,17 +569,26 @@ def _report_copies(graded: GradedSubmission, nb: Any, published: Mapping[str, Se
 def published_solutions(chapter: int | None) -> dict[str, list[str]]:
     """The published solution lines (as keys) of the course chapter ``chapter`` that this
     labkit's repository holds (:func:`~.notebooks.course_notebooks`), or {} where it holds none."""
-    import nbformat
-
     from .notebooks import course_notebooks
 
     if chapter is None:
         return {}
     try:
         path = next(p for p in course_notebooks() if p.name.startswith(f"{chapter:02d}_"))
-        return solution_fingerprints(nbformat.read(path, as_version=4))
+        stat = path.stat()
+        found = _fingerprints(str(path), stat.st_mtime_ns, stat.st_size)
     except (StopIteration, OSError, ValueError):
         return {}
+    return {number: list(keys) for number, keys in found.items()}
+
+
+@functools.lru_cache(maxsize=16)
+def _fingerprints(path: str, mtime_ns: int, size: int) -> dict[str, list[str]]:
+    """:func:`solution_fingerprints` of the notebook at ``path`` as it is at that time and
+    size (making the student copy it compares with takes about a second)."""
+    import nbformat
+
+    return solution_fingerprints(nbformat.read(path, as_version=4))
 
 
 def _whose(student: str, partners: Sequence[str], copy: dict[str, str] | None) -> str:

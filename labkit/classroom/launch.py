@@ -94,6 +94,8 @@ def _environment(models: Path, notebook: str) -> dict[str, str]:
         "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
         "LABKIT_MODELS": str(models),
         "LABKIT_NOTEBOOK": notebook,
+        # the runner keeps nothing the notebook shows: labkit draws no pictures for it
+        "LABKIT_PICTURES": "off",
         # a corpus folder that does not exist tells labkit.corpus not to try to download
         "LABKIT_CORPUS": str(_corpus() or "/nonexistent/labkit-corpus"),
         "PYTHONDONTWRITEBYTECODE": "1",

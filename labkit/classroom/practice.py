@@ -15,8 +15,10 @@ A practice copy is the chapter's student copy (:mod:`.student`: solutions replac
 ``raise labkit.exercises.NotAnswered(...)`` stubs, nothing leaked, outputs cleared) in
 which the answer cells, the feedback cells and the lesson cells that use an answer's
 variables are tagged ``raises-exception``: Run All shows each blank or wrong answer's
-one line and feedback box and goes on.  The reference chapters carry no such tag, so a
-wrong answer there still fails the run (nbval, CI).
+one line and feedback box and goes on (a lesson cell that uses a blank answer shows one
+line naming that exercise: :func:`labkit.exercises.explain_missing_answers`).  The
+reference chapters carry no such tag, so a wrong answer there still fails the run (nbval,
+CI).
 
 - :func:`init` adds the copy of every chapter that has none and never writes over one; a
   copy whose reference has changed since it was made is left alone, and the terminal

@@ -781,7 +781,8 @@ def check_student_copy(path: Path | str, *, timeout: int = 300) -> tuple[bool, s
     """Run a student copy in a fresh kernel (cwd: its folder) and confirm that it stops at
     its first exercise with that exercise's ``NotAnswered``; or, when that answer cell is
     tagged :data:`FEEDBACK_TAG` (a practice copy), that the run goes on to the end and the
-    cell shows that ``NotAnswered``.  Returns (ok, what)."""
+    cell shows that ``NotAnswered``.  Nothing the run shows is kept, so it draws no pictures
+    (``LABKIT_PICTURES=off``).  Returns (ok, what)."""
     import nbformat
 
     from .notebooks import execute
@@ -790,7 +791,7 @@ def check_student_copy(path: Path | str, *, timeout: int = 300) -> tuple[bool, s
     nb = nbformat.read(path, as_version=4)
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and STUB in c.source),
                  None)
-    run = execute(path, timeout=timeout)
+    run = execute(path, timeout=timeout, env={"LABKIT_PICTURES": "off"})
     if first is None:
         return run.error is None, run.error or "runs to the end (it has no exercise stub)"
     match = re.search(re.escape(STUB) + r"\"(Exercise [^ :\"]*)", nb.cells[first].source)

@@ -20,7 +20,11 @@ nbgrader's convention for partial credit instead: it shows the feedback and retu
 score as the cell's result, which nbgrader takes as the cell's points (see
 :func:`exercise`).
 
-Checkers live in one module per chapter (``ch00`` … ``ch09``); see :mod:`.core` for how
+A lesson cell that uses an answer not written yet (in a practice copy, say) fails with a
+NameError; after :func:`labkit.setup` it is shown as one line naming the exercise whose
+answer the name is (:func:`explain_missing_answers`), not as a traceback.
+
+Checkers live in one module per chapter (``ch00`` … ``ch11``); see :mod:`.core` for how
 one is written and :mod:`.answers` for the kinds of answer.
 """
 
@@ -55,6 +59,7 @@ __all__ = [
     "checker",
     "collect",
     "exercise",
+    "explain_missing_answers",
     "given",
     "nbgrader_mode",
     "spec",
@@ -196,3 +201,66 @@ def collect(number: str) -> None:
     from IPython.display import display
 
     display({ANSWERS_MIME: payload, "text/plain": f"[answers of exercise {number} collected]"}, raw=True)
+
+
+# -- a lesson cell that uses an answer not written yet -------------------------------------------
+def _chapters() -> list[int]:
+    """The chapters that have checkers here (modules ``chNN``)."""
+    import pkgutil
+
+    return sorted(int(m.name[2:]) for m in pkgutil.iter_modules(__path__)
+                  if m.name[:2] == "ch" and m.name[2:].isdigit())
+
+
+def _current_chapter() -> int | None:
+    """The chapter of the notebook this kernel runs, where the environment says which:
+    ``LABKIT_NOTEBOOK`` (labkit's runs) or ``JPY_SESSION_NAME`` (JupyterLab's kernels)."""
+    for key in ("LABKIT_NOTEBOOK", "JPY_SESSION_NAME"):
+        stem = os.path.basename(os.environ.get(key, ""))
+        if stem[:2].isdigit():
+            return int(stem[:2])
+    return None
+
+
+def _answer_owners(name: str) -> list[Spec]:
+    """The exercises whose answer variables include ``name``: only the current notebook's
+    chapter's where the environment names it (:func:`_current_chapter`; a lesson variable of
+    one chapter may be another chapter's answer), else every chapter's."""
+    current = _current_chapter()
+    chapters = [current] if current is not None else _chapters()
+    return [s for c in chapters for s in chapter_specs(c) if name in s.answers]
+
+
+def _missing_answer(shell: Any, etype: type, value: BaseException, tb: Any,
+                    tb_offset: int | None = None) -> None:
+    """IPython's handler for NameError (:func:`explain_missing_answers`)."""
+    name = getattr(value, "name", None)
+    # a global name that is not defined: not an UnboundLocalError (a subclass) nor a closure's
+    # free variable, which are about a function's own variables
+    unbound = (etype is NameError and isinstance(name, str)
+               and str(value) == f"name '{name}' is not defined")
+    owners = _answer_owners(name) if unbound else []
+    if not owners:
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
+        return
+    shell._get_exc_info((etype, value, tb))   # sys.last_*: %debug and %tb see this error
+    which = " or ".join(f"exercise {s.id} · {s.title}" for s in owners)
+    shell._showtraceback(etype, value, [
+        f"NameError: this cell uses `{name}`, the answer to {which}: write that answer "
+        f"(and run its cell) first"])
+
+
+def explain_missing_answers() -> bool:
+    """Show a NameError whose name is an exercise's answer variable as one line that names
+    the exercise (``NameError: this cell uses `answer`, the answer to exercise 9.4 · ...``)
+    instead of a traceback; any other NameError shows as before.  The cell still fails.
+    :func:`labkit.setup` calls it.  False (nothing changed) outside IPython."""
+    if "IPython" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return False
+    shell.set_custom_exc((NameError,), _missing_answer)
+    return True
